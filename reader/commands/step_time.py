@@ -1,0 +1,11 @@
+"""`vllm-reader step-time` (placeholder until its issue lands)."""
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("step-time", hidden=True)
+    def _placeholder() -> None:
+        """Not built yet."""
+        raise typer.Exit(3)
