@@ -1,0 +1,367 @@
+"""vLLM-style argument parsing against one release's flag table.
+
+Mirrors what `vllm serve` does with its arguments, as far as it changes which flag gets which
+value: dashes and underscores are interchangeable in option names; `--flag=value`; unambiguous
+prefixes (argparse's allow_abbrev); `--no-` negations; JSON-valued options and their dotted
+sub-keys (`--compilation-config.mode 3`, `-cc.pass_config.x=true`); `-O3` shorthands per
+release; human-readable integers (`32k`, `1M`); argparse choices.
+
+Errors that vLLM's parser would raise for any release (an option no release knows, a value
+that is not a number) are bad input (ReaderError). A flag this release lacks but another has,
+and a value outside this release's choices, are kept and marked: they are findings for
+`vllm-reader check`, which can say when the flag appeared or disappeared.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import ReaderError
+from ..versions import VersionTuple, format_version
+from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
+                        suggestions_any_version)
+from .model import GivenFlag, Note, Placeholder, SourceLoc
+from .tokens import Token, placeholder_name
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kmgtKMGT])$")
+_HUMAN_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+                  "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+@dataclass
+class ParsedArgs:
+    flags: dict[str, GivenFlag] = field(default_factory=dict)
+    positional_model: Optional[Token] = None
+    notes: list[Note] = field(default_factory=list)
+    placeholders: list[Placeholder] = field(default_factory=list)
+
+
+class ArgParser:
+    """Parses one token list at one release; construct per call."""
+
+    def __init__(self, version: VersionTuple, source: str, accepts_positional_model: bool = True) -> None:
+        self.table: FlagTable = flag_table(version)
+        self.version = version
+        self.source = source
+        self.accepts_positional_model = accepts_positional_model
+        self.out = ParsedArgs()
+
+    # ---- driver -------------------------------------------------------------------------
+    def parse(self, tokens: list[Token]) -> ParsedArgs:
+        i = 0
+        while i < len(tokens):
+            tok = tokens[i]
+            if tok.text == "--":
+                for rest in tokens[i + 1:]:
+                    self._positional(rest)
+                break
+            if tok.is_placeholder_only and not tok.text.startswith("-"):
+                self._unexpanded(tok)
+                i += 1
+                continue
+            if tok.text.startswith("-") and not _NEGATIVE_NUMBER.match(tok.text) and tok.text != "-":
+                i = self._option(tokens, i)
+            else:
+                self._positional(tok)
+                i += 1
+        return self.out
+
+    # ---- positionals --------------------------------------------------------------------
+    def _positional(self, tok: Token) -> None:
+        if self.out.positional_model is None and self.accepts_positional_model:
+            self.out.positional_model = tok
+            return
+        raise ReaderError(
+            f"unexpected argument '{tok.text}': vLLM {format_version(self.version)} would stop with "
+            f"'unrecognized arguments: {tok.text}'.",
+            file=self._file(tok), line=self._line(tok), key=tok.text)
+
+    def _unexpanded(self, tok: Token) -> None:
+        name = placeholder_name(tok.text)
+        self.out.placeholders.append(Placeholder(text=tok.text, name=name, loc=tok.loc))
+        self.out.notes.append(Note(
+            level="warning", loc=tok.loc, key=tok.text,
+            message=f"'{tok.text}' expands to arguments this file does not define; they are not read. "
+                    f"Supply them with --set {name}=...",
+        ))
+
+    # ---- options ------------------------------------------------------------------------
+    def _option(self, tokens: list[Token], i: int) -> int:
+        tok = tokens[i]
+        name, inline = _split_inline(tok.text)
+        name = _dashes(name)
+        shorthand = self._optimization_shorthand(name, inline, tok)
+        if shorthand is not None:
+            name, inline = shorthand
+        base, _, subkey = name.partition(".")
+        matches = self.table.match(base)
+        if len(matches) > 1 and option_history(base) is not None:
+            # argparse at this release would call it ambiguous; it names a flag of other releases.
+            return self._option_not_in_version(tokens, i, base, inline, subkey)
+        if len(matches) > 1:
+            raise ReaderError(
+                f"'{base}' is ambiguous for vLLM {self.table.version_str}: it abbreviates "
+                + ", ".join(m.canonical for m in matches) + ". Spell the option out.",
+                file=self._file(tok), line=self._line(tok), key=tok.spelling or base)
+        if not matches:
+            return self._option_not_in_version(tokens, i, base, inline, subkey)
+        match = matches[0]
+        if match.via_prefix:
+            self.out.notes.append(Note(
+                level="info", loc=tok.loc, key=base,
+                message=f"'{base}' is read as {match.canonical}: vLLM's argument parser accepts an unambiguous "
+                        "prefix of an option name.",
+            ))
+        values, consumed = self._take_values(tokens, i, match.spec, inline, match.negated or bool(subkey))
+        self._store(tok, base, match, values, subkey, in_version=True)
+        return i + 1 + consumed
+
+    def _option_not_in_version(self, tokens: list[Token], i: int, base: str, inline: Optional[str],
+                               subkey: str) -> int:
+        tok = tokens[i]
+        history = option_history(base)
+        if history is None:
+            prefixed = history_prefix_matches(base)
+            canonicals = {h.canonical for h in prefixed}
+            if len(canonicals) == 1:
+                history = prefixed[0]
+        if history is None:
+            hint = suggestions_any_version(base) or self.table.suggestions(base)
+            raise ReaderError(
+                f"unknown vLLM option '{tok.spelling or base}': no vLLM release from 0.6.3 to "
+                f"{format_version(self._newest())} accepts it"
+                + (f". Did you mean {' or '.join(hint)}?" if hint else "."),
+                file=self._file(tok), line=self._line(tok), key=tok.spelling or base)
+        # Known elsewhere: read it with the nearest release that has it, and mark it.
+        other = flag_table(history.nearest_version(self.version))
+        spec = other.options[history.canonical]
+        negated = base in spec.get("neg", [])
+        match = OptionMatch(history.canonical, spec, negated)
+        values, consumed = self._take_values(tokens, i, spec, inline, negated or bool(subkey))
+        self._store(tok, base, match, values, subkey, in_version=False, ranges=history.describe())
+        return i + 1 + consumed
+
+    def _newest(self) -> VersionTuple:
+        from ..versions import newest_version
+        return newest_version()
+
+    # ---- values -------------------------------------------------------------------------
+    def _take_values(self, tokens: list[Token], i: int, spec: dict[str, Any], inline: Optional[str],
+                     no_value: bool) -> tuple[list[Token], int]:
+        """The value tokens of option tokens[i], and how many tokens after it they used."""
+        tok = tokens[i]
+        kind = _arity(spec)
+        if inline is not None:
+            if kind == "flag" and not no_value:
+                raise ReaderError(f"{spec_name(spec, tok)} takes no value, but '{tok.text}' gives one.",
+                                  file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
+            return [Token(inline, tok.loc, tok.unresolved, tok.spelling, tok.typed_value)], 0
+        if kind == "flag" or (no_value and kind != "many"):
+            if no_value and kind != "flag" and i + 1 < len(tokens) and not _is_option(tokens[i + 1]):
+                return [tokens[i + 1]], 1  # a dotted sub-key still takes its value
+            return [], 0
+        following = []
+        for nxt in tokens[i + 1:]:
+            if _is_option(nxt) or nxt.text == "--":
+                break
+            following.append(nxt)
+            if kind in ("one", "optional"):
+                break
+        if kind == "one" and not following:
+            raise ReaderError(
+                f"{spec_name(spec, tok)} expects a value and none follows it (vLLM: 'expected one argument').",
+                file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
+        if kind == "many" and not following:
+            raise ReaderError(
+                f"{spec_name(spec, tok)} expects at least one value and none follows it.",
+                file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
+        return following, len(following)
+
+    def _store(self, tok: Token, written: str, match: OptionMatch, values: list[Token], subkey: str,
+               in_version: bool, ranges: Optional[str] = None) -> None:
+        spec = match.spec
+        dest = spec["dest"]
+        spelling = tok.spelling or written
+        unresolved = [u for v in values for u in v.unresolved] + list(tok.unresolved)
+        existing = self.out.flags.get(dest)
+        given = GivenFlag(
+            dest=dest, option=match.canonical, spelling=spelling, loc=tok.loc,
+            raw=" ".join(v.text for v in values) if values else None,
+            in_version=in_version, versions_with_flag=ranges, unresolved=unresolved,
+        )
+        if unresolved:
+            for text in unresolved:
+                self.out.placeholders.append(Placeholder(text=text, name=placeholder_name(text),
+                                                         flag=match.canonical, loc=tok.loc))
+            given.value = None
+        elif subkey:
+            given.value = self._dotted(existing, subkey, values, spec, tok)
+        else:
+            given.value = self._convert(spec, match, values, tok)
+            given.invalid_choice = self._check_choices(spec, given.value)
+        if spec.get("action") == "append" and existing is not None and isinstance(existing.value, list):
+            given.value = existing.value + (given.value if isinstance(given.value, list) else [given.value])
+        if existing is not None and not subkey and spec.get("action") != "append":
+            given.notes.append(f"given more than once; the last value wins (as in vLLM); earlier: {existing.raw}")
+        self.out.flags.pop(dest, None)  # keep "order given" = position of the last occurrence
+        self.out.flags[dest] = given
+
+    def _convert(self, spec: dict[str, Any], match: OptionMatch, values: list[Token], tok: Token) -> Any:
+        kind = _arity(spec)
+        if kind == "flag":
+            return not match.negated
+        if kind == "optional" and not values:
+            const = spec.get("const")
+            return _convert_scalar("bool_str" if spec["type"] == "bool_str" else spec["type"],
+                                   str(const) if const is not None else "True", spec)
+        converted = [self._convert_one(spec, v, tok) for v in values]
+        if kind == "many" or spec.get("action") == "append":
+            return converted
+        return converted[0]
+
+    def _convert_one(self, spec: dict[str, Any], value: Token, tok: Token) -> Any:
+        try:
+            return _convert_scalar(spec["type"], value.text, spec)
+        except (ValueError, json.JSONDecodeError):
+            raise ReaderError(
+                f"{spec_name(spec, tok)} got '{value.text}', which vLLM cannot read as "
+                f"{_type_words(spec['type'])}.",
+                file=self._file(value) or self._file(tok), line=self._line(value) or self._line(tok),
+                key=tok.spelling or spec_name(spec, tok)) from None
+
+    def _dotted(self, existing: Optional[GivenFlag], subkey: str, values: list[Token], spec: dict[str, Any],
+                tok: Token) -> Any:
+        """`--x.a.b v` sets x["a"]["b"] = v (JSON when it parses); `key+` appends a comma list."""
+        if spec["type"] not in ("json", "json_or_str", "custom:from_json"):
+            raise ReaderError(f"{spec_name(spec, tok)} is not a JSON option, so '.{subkey}' sub-keys do not apply.",
+                              file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
+        base = dict(existing.value) if existing is not None and isinstance(existing.value, dict) else {}
+        text = values[0].text if values else "true"
+        append = subkey.endswith("+")
+        path = subkey.rstrip("+").split(".")
+        value: Any = [_json_or_text(part) for part in text.split(",")] if append else _json_or_text(text)
+        node = base
+        for part in path[:-1]:
+            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
+        node[path[-1]] = value
+        return base
+
+    def _check_choices(self, spec: dict[str, Any], value: Any) -> Optional[list[Any]]:
+        choices = spec.get("choices")
+        if not choices or value is None:
+            return None
+        items = value if isinstance(value, list) else [value]
+        ok = all(item in choices or str(item) in [str(c) for c in choices] for item in items)
+        return None if ok else list(choices)
+
+    # ---- -O shorthands ------------------------------------------------------------------
+    def _optimization_shorthand(self, name: str, inline: Optional[str], tok: Token) -> Optional[tuple[str, Optional[str]]]:
+        """`-O3`, `-O=3`: rewritten per release as vLLM's FlexibleArgumentParser does."""
+        m = re.fullmatch(r"-O(\d)", name)
+        level = m.group(1) if m else (inline if name == "-O" and inline is not None else None)
+        if level is None:
+            return None
+        v = self.version
+        if v >= (0, 12, 0):
+            return "--optimization-level", level
+        if v >= (0, 11, 2):
+            return "--compilation-config.mode", level
+        if v >= (0, 9, 2):
+            return "--compilation-config.level", level
+        return "--compilation-config", level
+
+    @staticmethod
+    def _file(tok: Token) -> Optional[str]:
+        return tok.loc.file if tok.loc else None
+
+    @staticmethod
+    def _line(tok: Token) -> Optional[int]:
+        return tok.loc.line if tok.loc else None
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def _split_inline(text: str) -> tuple[str, Optional[str]]:
+    if "=" in text:
+        name, value = text.split("=", 1)
+        return name, value
+    return text, None
+
+
+def _dashes(name: str) -> str:
+    """`--max_num_seqs` -> `--max-num-seqs`; the part after the first '.' is left alone (as vLLM does)."""
+    if not name.startswith("--"):
+        return name
+    head, dot, tail = name.partition(".")
+    return "--" + head[2:].replace("_", "-") + dot + tail
+
+
+def _is_option(tok: Token) -> bool:
+    return tok.text.startswith("-") and tok.text != "-" and not _NEGATIVE_NUMBER.match(tok.text)
+
+
+def _arity(spec: dict[str, Any]) -> str:
+    if spec.get("action") in ("store_true", "BooleanOptionalAction") or (
+            spec["type"] == "bool" and spec.get("action") not in ("StoreBoolean",) and spec.get("nargs") is None):
+        return "flag"
+    nargs = spec.get("nargs")
+    if nargs == "+" or nargs == "*":
+        return "many"
+    if nargs == "?":
+        return "optional"
+    return "one"
+
+
+def spec_name(spec: dict[str, Any], tok: Token) -> str:
+    return f"'{tok.spelling}'" if tok.spelling else f"--{spec['dest'].replace('_', '-')}"
+
+
+def _type_words(kind: str) -> str:
+    return {"int": "an integer", "float": "a number", "human_int": "an integer (suffixes k, K, m, M, g, G allowed)",
+            "human_int_or_auto": "an integer, -1 or 'auto'", "json": "JSON", "bool_str": "true or false"}.get(kind, kind)
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_human_int(text: str) -> int:
+    text = text.strip()
+    m = _HUMAN_INT.match(text)
+    if m:
+        return int(float(m.group(1)) * _HUMAN_FACTORS[m.group(2)])
+    return int(text)
+
+
+def _convert_scalar(kind: str, text: str, spec: dict[str, Any]) -> Any:
+    if spec.get("nullable") and text in ("", "None"):
+        return None
+    if kind == "int":
+        return int(text)
+    if kind == "float":
+        return float(text)
+    if kind == "human_int":
+        return parse_human_int(text)
+    if kind == "human_int_or_auto":
+        return -1 if text.strip().lower() in ("auto", "-1") else parse_human_int(text)
+    if kind == "bool_str":
+        low = text.strip().lower()
+        if low not in ("true", "false"):
+            raise ValueError("expected true or false")
+        return low == "true"
+    if kind in ("json", "custom:from_json"):
+        if spec.get("dest") == "compilation_config" and text.strip().isdigit():
+            return int(text)  # a bare optimisation level, accepted by CompilationConfig.from_cli
+        value = json.loads(text)
+        return value
+    if kind == "json_or_str":
+        return _json_or_text(text)
+    if kind.startswith("str(lowercased"):
+        return text.lower().replace("-", "_")
+    return text

@@ -1,0 +1,89 @@
+"""The flat fact view of a resolved deployment that rule conditions are written against.
+
+Rules are data (rules/*.yaml) and never reach into our classes: they name facts by these keys.
+
+| key | value |
+|---|---|
+| `<dest>` | resolved value of a vLLM setting under its argparse dest (`max_num_batched_tokens`, `enable_chunked_prefill`, ...): the user's value or the version's default |
+| `origin.<dest>` | where it came from: user, default, derived, assumed, overridden |
+| `given.<dest>` | the user's value, only for flags the user set (also for flags this version lacks) |
+| `absent.<dest>` | true when the user set a flag this vLLM version does not accept |
+| `flag_versions.<dest>` | for an absent flag, the releases that have it ("0.6.3 to 0.17.1") |
+| `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
+| `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_num_scheduled_tokens, max_cudagraph_capture_size |
+| `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
+| `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
+| `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total |
+| `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
+| `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
+| `env.<NAME>` | environment variables the vLLM process gets |
+| `placeholders` | number of unresolved placeholders |
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .resolve import ResolvedDeployment
+
+
+def facts(r: ResolvedDeployment) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dest, item in r.values.items():
+        out[dest] = item.value
+        out[f"origin.{dest}"] = item.origin
+    for name, item in r.derived.items():
+        out[f"effective.{name}"] = item.value
+    d = r.deployment
+    for dest, flag in d.flags.items():
+        out[f"given.{dest}"] = flag.value
+        if not flag.in_version:
+            out[f"absent.{dest}"] = True
+            out[f"flag_versions.{dest}"] = flag.versions_with_flag
+        if flag.invalid_choice is not None:
+            out[f"invalid_choice.{dest}"] = flag.invalid_choice
+        if dest not in r.values and flag.in_version:
+            out.setdefault(dest, flag.value)
+    out.update({"version": r.version, "engine": r.engine, "entry_point": d.entry_point, "form": d.form,
+                "placeholders": len(d.placeholders)})
+    _speculative(r, out)
+    _model(r, out)
+    _gpu(r, out)
+    for name, value in d.env.items():
+        out[f"env.{name}"] = value
+    return out
+
+
+def _speculative(r: ResolvedDeployment, out: dict[str, Any]) -> None:
+    spec = r.speculative
+    out["spec.enabled"] = spec is not None
+    if spec is None:
+        return
+    out.update({"spec.method": spec.method, "spec.family": spec.family, "spec.model": spec.model,
+                "spec.num_speculative_tokens": spec.num_speculative_tokens,
+                "spec.draft_tensor_parallel_size": spec.draft_tensor_parallel_size,
+                "spec.inferred": spec.inferred, "spec.spelled_as": spec.spelled_as})
+
+
+def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
+    m = r.model
+    out["model.known"] = m is not None
+    if m is None:
+        return
+    out.update({
+        "model.id": m.id, "model.model_type": m.model_type, "model.num_hidden_layers": m.num_hidden_layers,
+        "model.num_attention_heads": m.num_attention_heads, "model.num_key_value_heads": m.num_key_value_heads,
+        "model.head_dim": m.head_dim, "model.max_position_embeddings": m.max_position_embeddings,
+        "model.vocab_size": m.vocab_size, "model.is_moe": m.moe is not None, "model.is_mla": m.mla is not None,
+        "model.is_multimodal": m.is_multimodal, "model.has_sliding_window": m.layer_kinds.sliding > 0,
+        "model.is_hybrid": m.layer_kinds.linear > 0, "model.num_experts": m.moe.num_experts if m.moe else 0,
+        "model.checkpoint_quantization": m.quantization.method if m.quantization else None,
+        "model.torch_dtype": m.torch_dtype, "model.params_total": m.params_total,
+    })
+
+
+def _gpu(r: ResolvedDeployment, out: dict[str, Any]) -> None:
+    g = r.gpu
+    if g is not None:
+        out.update({"gpu.id": g.id, "gpu.vendor": g.vendor, "gpu.arch": g.arch, "gpu.memory_gib": g.memory_gib,
+                    "gpu.has_fp8": g.fp8_tflops is not None, "gpu.assumed": r.gpu_assumed})
+    out.update({"gpu.count": r.gpu_count, "gpu.count_assumed": r.gpu_count_assumed})

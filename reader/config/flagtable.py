@@ -1,0 +1,145 @@
+"""The options `vllm serve` accepts at one release, and where every option string ever existed.
+
+Tables are data (rules/flags/v<X.Y.Z>.json, extracted from each release's source; see
+rules/flags/README.md). This module answers three questions: which option does this spelling
+mean at this version (exact, alias, `--no-` negation or unambiguous prefix, as argparse does),
+what type does it take, and in which versions does an option that this one lacks exist.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Optional
+
+from ..resources import data_dir
+from ..versions import VersionTuple, format_version, known_versions, parse_version
+
+
+@dataclass(frozen=True)
+class OptionMatch:
+    canonical: str  # the long option, e.g. "--enable-prefix-caching"
+    spec: dict[str, Any]
+    negated: bool = False  # matched a "--no-..." spelling
+    via_prefix: bool = False  # matched as an unambiguous abbreviation
+
+
+@dataclass
+class FlagTable:
+    version: VersionTuple
+    options: dict[str, dict[str, Any]]  # canonical long option -> spec
+    spellings: dict[str, tuple[str, bool]] = field(default_factory=dict)  # any accepted string -> (canonical, negated)
+    by_dest: dict[str, str] = field(default_factory=dict)
+    positional: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for canonical, spec in self.options.items():
+            self.spellings[canonical] = (canonical, False)
+            for alias in spec.get("aliases", []):
+                self.spellings[alias] = (canonical, False)
+            for neg in spec.get("neg", []):
+                self.spellings[neg] = (canonical, True)
+            self.by_dest.setdefault(spec["dest"], canonical)
+
+    @property
+    def version_str(self) -> str:
+        return format_version(self.version)
+
+    def match(self, option: str) -> list[OptionMatch]:
+        """All options this spelling can mean: one for a clean match, several when ambiguous, none when unknown."""
+        if option in self.spellings:
+            canonical, negated = self.spellings[option]
+            return [OptionMatch(canonical, self.options[canonical], negated)]
+        if not option.startswith("--") or len(option) < 3:
+            return []
+        # argparse's allow_abbrev: a unique prefix of a long option string is accepted.
+        hits = {s: v for s, v in self.spellings.items() if s.startswith("--") and s.startswith(option)}
+        targets = {(c, n) for c, n in hits.values()}
+        return [OptionMatch(c, self.options[c], n, via_prefix=True) for c, n in sorted(targets)]
+
+    def spec_for_dest(self, dest: str) -> Optional[dict[str, Any]]:
+        canonical = self.by_dest.get(dest)
+        return self.options[canonical] if canonical else None
+
+    def suggestions(self, option: str, limit: int = 3) -> list[str]:
+        longs = [s for s in self.spellings if s.startswith("--")]
+        return difflib.get_close_matches(option.replace("_", "-"), longs, n=limit, cutoff=0.6)
+
+
+@lru_cache(maxsize=None)
+def flag_table(version: VersionTuple) -> FlagTable:
+    path = data_dir("rules") / "flags" / f"v{format_version(version)}.json"
+    data = json.loads(path.read_text())
+    return FlagTable(
+        version=parse_version(data["version"]),
+        options=data["flags"],
+        positional=data.get("positional", {}),
+        source=data.get("_source", ""),
+    )
+
+
+@dataclass(frozen=True)
+class OptionHistory:
+    option: str
+    dest: str
+    canonical: str
+    ranges: tuple[str, ...]  # "0.6.3..0.17.1", over checked tags
+
+    def describe(self) -> str:
+        return ", ".join(r.replace("..", " to ") if r.split("..")[0] != r.split("..")[1] else r.split("..")[0]
+                         for r in self.ranges)
+
+    def nearest_version(self, version: VersionTuple) -> VersionTuple:
+        """The checked tag nearest to `version` that has this option (to type its value)."""
+        tags = [v for v in known_versions() if any(_in_range(v, r) for r in self.ranges)]
+        return min(tags, key=lambda v: (abs(_ordinal(v) - _ordinal(version)), v))
+
+    def removed_after(self, version: VersionTuple) -> Optional[str]:
+        """The first checked tag, after the option's last appearance before `version`, that lacks it."""
+        earlier = [r for r in self.ranges if parse_version(r.split("..")[1]) < version]
+        if not earlier:
+            return None
+        last = parse_version(earlier[-1].split("..")[1])
+        later = [v for v in known_versions() if v > last]
+        return format_version(later[0]) if later else None
+
+    def added_in(self) -> str:
+        return self.ranges[0].split("..")[0]
+
+
+def _ordinal(v: VersionTuple) -> int:
+    return known_versions().index(v)
+
+
+def _in_range(v: VersionTuple, text: str) -> bool:
+    low, high = text.split("..")
+    return parse_version(low) <= v <= parse_version(high)
+
+
+@lru_cache(maxsize=1)
+def _history() -> dict[str, Any]:
+    return json.loads((data_dir("rules") / "flags" / "_history.json").read_text())
+
+
+def option_history(option: str) -> Optional[OptionHistory]:
+    """Where an option string exists across all checked releases (exact spelling)."""
+    entry = _history()["options"].get(option)
+    if entry is None:
+        return None
+    return OptionHistory(option, entry["dest"], entry["canonical"], tuple(entry["versions"]))
+
+
+def history_prefix_matches(option: str) -> list[OptionHistory]:
+    """Options of any release that this text abbreviates."""
+    if not option.startswith("--"):
+        return []
+    names = [s for s in _history()["options"] if s.startswith(option)]
+    found = [option_history(s) for s in names]
+    return [h for h in found if h is not None]
+
+
+def suggestions_any_version(option: str, limit: int = 3) -> list[str]:
+    longs = [s for s in _history()["options"] if s.startswith("--")]
+    return difflib.get_close_matches(option.replace("_", "-"), longs, n=limit, cutoff=0.6)

@@ -1,0 +1,392 @@
+"""load: a file in any supported form -> a `Deployment` (the user's values only).
+
+Detects the form, finds the vLLM launch(es), picks one, chooses the vLLM version whose flag
+table parses it, and parses the arguments as that version's `vllm serve` would.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path as FsPath
+from typing import Any, Optional
+
+from pydantic import ValidationError
+
+from ..errors import ReaderError
+from ..versions import VersionChoice, choose_version, format_version
+from .argv import ArgParser
+from .context import LoadOptions, merge_options, parse_comment_block
+from .flagtable import flag_table, option_history
+from .forms import charts, manifests, others
+from .forms.commands import find_launch
+from .invocation import ConfigEntry, Invocation
+from .model import Context, Deployment, GivenFlag, Note, ServingConfig, SourceLoc, SpeculativeSpec
+from .shell import run_script
+from .tokens import Token
+from .yamlsafe import MAX_BYTES, load_yaml_documents
+
+FORMS_HELP = ("a `vllm serve --config` YAML, a shell script or command line (`vllm serve ...`, "
+              "`python -m vllm.entrypoints.openai.api_server ...`, `docker run ... vllm/vllm-openai ...`), a "
+              "Kubernetes manifest (Deployment, StatefulSet, LeaderWorkerSet, custom resources), production-stack "
+              "or ai-on-eks Helm values, docker-compose, a SkyPilot task, or vLLM's benchmark JSON")
+
+
+def load_deployment(path: str, options: Optional[LoadOptions] = None) -> Deployment:
+    options = options or LoadOptions()
+    text = read_text(path)
+    block = parse_comment_block(text, path)
+    options, origins = merge_options(options, block)
+    invocations = find_invocations(path, text, options.set)
+    if not invocations:
+        raise ReaderError(f"no vLLM launch found. vllm-reader reads {FORMS_HELP}.", file=path)
+    index = _pick(invocations, options.pick, path)
+    inv = invocations[index]
+    version = _choose_version(options, origins, inv)
+    deployment = build_deployment(inv, version, path, options, origins)
+    if len(invocations) > 1:
+        deployment.notes.insert(0, others.notes_for_multiple(invocations, index))
+    if block is not None:
+        deployment.notes.append(Note(level="info", loc=SourceLoc(file=path, line=block.line),
+                                     message="context read from the '# vllm-reader:' comment block"))
+    return deployment
+
+
+def load_command_line(command: str, options: Optional[LoadOptions] = None) -> Deployment:
+    """A `vllm serve ...` line given directly (e.g. `vllm-reader check --command '...'`)."""
+    options = options or LoadOptions()
+    invocations = _script_invocations(command, None, options.set, "shell", False)
+    if not invocations:
+        raise ReaderError("the command is not a vLLM launch (expected `vllm serve MODEL ...`, "
+                          "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm...`).")
+    inv = invocations[(options.pick or 1) - 1] if options.pick and options.pick <= len(invocations) else invocations[0]
+    origins = {k: "cli" for k in options.model_dump(exclude_defaults=True)}
+    return build_deployment(inv, _choose_version(options, origins, inv), "<command line>", options, origins)
+
+
+# ---- reading and form detection ----------------------------------------------------------------
+
+def read_text(path: str) -> str:
+    p = FsPath(path)
+    if not p.exists():
+        raise ReaderError("no such file.", file=path)
+    if p.is_dir():
+        raise ReaderError("this is a directory; give the config file inside it.", file=path)
+    try:
+        if p.stat().st_size > MAX_BYTES:
+            raise ReaderError(f"the file is larger than {MAX_BYTES // 2**20} MiB; vllm-reader refuses to read it.",
+                              file=path)
+        raw = p.read_bytes()
+    except OSError as err:
+        raise ReaderError(f"cannot read the file ({err.strerror}).", file=path) from None
+    if b"\x00" in raw[:8192]:
+        raise ReaderError("this is a binary file, not a config.", file=path)
+    for encoding in ("utf-8-sig", "utf-16"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise ReaderError("the file is not UTF-8 text.", file=path)
+
+
+def find_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
+    suffix = FsPath(path).suffix.lower()
+    if suffix == ".json":
+        return _json_invocations(path, text)
+    if suffix in (".yaml", ".yml"):
+        return _yaml_invocations(path, text, set_vars)
+    if suffix in (".sh", ".bash", ".zsh", ".ps1", ".txt", ".cmd", "") or text.lstrip().startswith("#!"):
+        found = _script_invocations(text, path, set_vars, "shell", suffix == ".ps1")
+        if found or suffix in (".sh", ".bash", ".zsh", ".ps1"):
+            return found
+    return _yaml_invocations(path, text, set_vars)
+
+
+def _script_invocations(text: str, path: Optional[str], set_vars: dict[str, str], form: str,
+                        powershell: bool) -> list[Invocation]:
+    env_lines: list[tuple[str, int]] = []
+    found = []
+    for command in run_script(text, path, dict(set_vars), powershell=powershell, env_file_lines=env_lines):
+        inv = find_launch(command.tokens, dict(command.env), form, f"line {command.line}", path)
+        if inv is not None:
+            if inv.form == "shell" and inv.entry_point == "api_server":
+                inv.form = "shell"
+            found.append(inv)
+    for name, line in env_lines:
+        for inv in found:
+            inv.notes.append(Note(level="info", loc=SourceLoc(file=path, line=line), message=(
+                f"line {line} is read as an env-file assignment ({name}=<rest of line>): a shell would run the "
+                "second word as a command, docker --env-file keeps the whole line")))
+    return found
+
+
+def _json_invocations(path: str, text: str) -> list[Invocation]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReaderError(f"malformed JSON: {err.msg}.", file=path, line=err.lineno) from None
+    if others.is_benchmark_json(data):
+        return others.benchmark_json(data, path, text)
+    if isinstance(data, dict):
+        from .yamlsafe import YamlDoc
+        return [others.config_entries(YamlDoc(data, {}), path)]
+    raise ReaderError(f"this JSON is not a vLLM config. vllm-reader reads {FORMS_HELP}.", file=path)
+
+
+def _yaml_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
+    docs = [d for d in load_yaml_documents(text, path) if d.data is not None]
+    if not docs:
+        raise ReaderError("the file is empty.", file=path)
+    lines = text.splitlines()
+    first = docs[0].data
+    if any(manifests.looks_like_kubernetes(d.data) for d in docs):
+        return manifests.invocations_from_manifests(_with_set_env(docs, set_vars), path, lines)
+    if charts.is_production_stack(first):
+        return charts.production_stack(docs[0], path)
+    if charts.is_ai_on_eks(first):
+        return charts.ai_on_eks(docs[0], path)
+    if others.is_compose(first):
+        return others.compose(docs[0], path, lines)
+    if others.is_skypilot(first):
+        return others.skypilot(docs[0], path, lines, set_vars)
+    if isinstance(first, dict):
+        return [others.config_entries(docs[0], path)]
+    if isinstance(first, str) and len(docs) == 1:
+        return _script_invocations(text, path, set_vars, "shell", False)
+    raise ReaderError(f"the YAML is not a vLLM config. vllm-reader reads {FORMS_HELP}.", file=path)
+
+
+def _with_set_env(docs, set_vars):
+    """--set values act like container env entries for Kubernetes' $(VAR) expansion."""
+    if not set_vars:
+        return docs
+    for doc in docs:
+        _inject_env(doc.data, set_vars)
+    return docs
+
+
+def _inject_env(node: Any, set_vars: dict[str, str]) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("image"), str):
+            env = node.setdefault("env", [])
+            if isinstance(env, list):
+                env.extend({"name": k, "value": v} for k, v in set_vars.items())
+            return
+        for value in node.values():
+            _inject_env(value, set_vars)
+    elif isinstance(node, list):
+        for item in node:
+            _inject_env(item, set_vars)
+
+
+def _pick(invocations: list[Invocation], pick: Optional[int], path: str) -> int:
+    if pick is None:
+        return 0
+    if pick > len(invocations):
+        raise ReaderError(f"--pick {pick}: the file holds only {len(invocations)} vLLM launch(es).", file=path,
+                          key="pick")
+    return pick - 1
+
+
+def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocation) -> VersionChoice:
+    if options.vllm_version:
+        return choose_version(options.vllm_version, origins.get("vllm_version", "cli"))
+    if inv.version is not None:
+        return choose_version(str(inv.version.value), "image")
+    return choose_version(None)
+
+
+# ---- building the deployment ------------------------------------------------------------------
+
+def build_deployment(inv: Invocation, version: VersionChoice, path: str, options: LoadOptions,
+                     origins: dict[str, str]) -> Deployment:
+    table = flag_table(version.tag)
+    notes = list(inv.notes)
+    tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
+    parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version))
+    parsed = parser.parse(tokens)
+    notes += parsed.notes
+    flags = parsed.flags
+    model, model_loc = _model(inv, parsed.positional_model, flags, notes)
+    serving = _serving_config(flags, path)
+    context = _context(options, origins, inv, version)
+    deployment = Deployment(
+        source=path, form=inv.form, entry_point=inv.entry_point, vllm_version_tag=format_version(version.tag),
+        model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
+        env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders,
+    )
+    version_note = version.note()
+    if version_note:
+        deployment.notes.insert(0, Note(level="info", message=version_note))
+    if inv.version is not None and version.origin != "image":
+        deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
+            f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))
+    for placeholder in parsed.placeholders:
+        deployment.notes.append(Note(level="warning", loc=placeholder.loc, key=placeholder.flag, message=(
+            f"{placeholder.text} is not defined in this file" + (f" (value of {placeholder.flag})" if placeholder.flag
+                                                                 else "")
+            + f"; its value is unknown, so the default is assumed. Supply it with --set {placeholder.name}=VALUE")))
+    _ = table
+    return deployment
+
+
+def _positional_allowed(inv: Invocation, version: VersionChoice) -> bool:
+    table = flag_table(version.tag)
+    if inv.entry_point == "api_server":
+        return table.positional.get("model_tag", {}).get("only") != "vllm serve"
+    return True
+
+
+def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note]) -> list[Token]:
+    """Config-file entries become argument tokens the way this vLLM release converts its --config YAML."""
+    table = flag_table(version.tag)
+    v = version.tag
+    tokens: list[Token] = []
+    for entry in entries:
+        key = entry.key
+        option = "--" + key
+        spelled = entry.spelling or key
+        value = entry.value
+        if isinstance(value, bool):
+            tokens += _bool_entry(entry, option, spelled, table, v, notes)
+        elif isinstance(value, list):
+            if value:
+                tokens.append(Token(option, entry.loc, spelling=spelled))
+                tokens += [Token(_scalar_text(item), entry.loc, typed_value=item) for item in value]
+        elif isinstance(value, dict):
+            if v < (0, 16, 0):
+                notes.append(Note(level="warning", loc=entry.loc, key=spelled, message=(
+                    f"vLLM {format_version(v)} passes a nested YAML mapping to its parser as Python text, which "
+                    "is not valid JSON; write the value as a JSON string")))
+            tokens += [Token(option, entry.loc, spelling=spelled), Token(json.dumps(value), entry.loc,
+                                                                          typed_value=value)]
+        else:
+            tokens += [Token(option, entry.loc, spelling=spelled), Token(_scalar_text(value), entry.loc,
+                                                                          typed_value=value)]
+    return tokens
+
+
+def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note]) -> list[Token]:
+    if entry.value:
+        return [Token(option, entry.loc, spelling=spelled)]
+    normalized = "--" + entry.key.replace("_", "-")
+    negation = "--no-" + entry.key.replace("_", "-")
+    matches = table.match(normalized)
+    spec = matches[0].spec if len(matches) == 1 else None
+    if spec is not None and spec.get("action") == "StoreBoolean":
+        return [Token(option, entry.loc, spelling=spelled), Token("false", entry.loc)]
+    if v >= (0, 28, 0) and negation in table.spellings:
+        return [Token(negation, entry.loc, spelling=spelled)]
+    if negation in table.spellings or (option_history(negation) is not None):
+        notes.append(Note(level="warning", loc=entry.loc, key=spelled, message=(
+            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a --config file "
+            f"(from 0.28.0 it passes {negation}). Write '{negation[2:]}: true' to turn it off")))
+    return []
+
+
+def _scalar_text(value: Any) -> str:
+    if value is None:
+        return "None"
+    return str(value)
+
+
+def _model(inv: Invocation, positional: Optional[Token], flags: dict[str, GivenFlag],
+           notes: list[Note]) -> tuple[Optional[str], Optional[SourceLoc]]:
+    flagged = flags.get("model")
+    if positional is not None:
+        if flagged is not None:
+            notes.append(Note(level="warning", loc=flagged.loc, key="model", message=(
+                "the model is given both as the positional argument and as --model; vLLM uses the positional one")))
+        if positional.unresolved:
+            return None, positional.loc
+        return positional.text, positional.loc
+    if flagged is not None:
+        return (flagged.value if isinstance(flagged.value, str) else None), flagged.loc
+    if inv.model is not None:
+        return str(inv.model.value), inv.model.loc
+    return None, None
+
+
+def _serving_config(flags: dict[str, GivenFlag], path: str) -> ServingConfig:
+    known = ServingConfig.scheduling_fields()
+    values: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for dest, flag in flags.items():
+        if flag.value is None or not flag.in_version:
+            continue
+        target = values if dest in known else other
+        target[dest] = _coerce(dest, flag.value)
+    try:
+        return ServingConfig.model_validate({**values, "other": other})
+    except ValidationError as err:
+        first = err.errors()[0]
+        dest = str(first["loc"][0])
+        flag = flags.get(dest)
+        raise ReaderError(f"unexpected value {flag.raw if flag else ''!r} ({first['msg']}).",
+                          file=path, line=flag.loc.line if flag and flag.loc else None, key=dest) from None
+
+
+def _coerce(dest: str, value: Any) -> Any:
+    if dest == "long_prefill_token_threshold" and isinstance(value, float) and value.is_integer():
+        return int(value)  # v0.7.3-v0.8.0 typed it float; later releases int
+    if dest == "optimization_level" and isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value
+
+
+def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
+    def val(dest: str) -> Any:
+        flag = flags.get(dest)
+        return flag.value if flag is not None else None
+
+    config = val("speculative_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError:
+            config = None
+    if isinstance(config, dict):
+        return SpeculativeSpec(
+            method=config.get("method"), model=config.get("model"),
+            num_speculative_tokens=_int_or_none(config.get("num_speculative_tokens")),
+            draft_tensor_parallel_size=_int_or_none(config.get("draft_tensor_parallel_size")),
+            spelled_as="speculative_config")
+    if val("speculative_model") is not None or val("num_speculative_tokens") is not None:
+        model = val("speculative_model")
+        return SpeculativeSpec(
+            method="ngram" if model == "[ngram]" else None, model=model,
+            num_speculative_tokens=val("num_speculative_tokens"),
+            draft_tensor_parallel_size=val("speculative_draft_tensor_parallel_size"), spelled_as="speculative_model")
+    if val("spec_method") is not None or val("spec_model") is not None:
+        return SpeculativeSpec(method=val("spec_method"), model=val("spec_model"),
+                               num_speculative_tokens=val("spec_tokens"), spelled_as="spec_*")
+    return None
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, version: VersionChoice) -> Context:
+    ctx = Context(
+        vllm_version=version.requested if version.origin != "default" else None,
+        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image"}.get(version.origin, "none"),
+        usage_context="llm" if options.usage_context == "llm" else "serve",
+        slo_ttft_p99_ms=options.slo.ttft_p99_ms, slo_itl_p99_ms=options.slo.itl_p99_ms,
+    )
+    if options.gpu:
+        ctx.gpu, ctx.gpu_origin = options.gpu, origins.get("gpu", "cli")
+    elif inv.gpu_name is not None:
+        ctx.gpu, ctx.gpu_origin = str(inv.gpu_name.value), "manifest"
+    if options.gpu_count:
+        ctx.gpu_count, ctx.gpu_count_origin = options.gpu_count, origins.get("gpu_count", "cli")
+    elif inv.gpu_count is not None:
+        ctx.gpu_count, ctx.gpu_count_origin = int(inv.gpu_count.value), "manifest"
+    if inv.num_nodes is not None:
+        ctx.num_nodes = int(inv.num_nodes.value)
+    if options.workload is not None:
+        ctx.workload, ctx.workload_origin = options.workload, origins.get("workload", "cli")
+    elif inv.workload is not None:
+        ctx.workload, ctx.workload_origin = inv.workload, "file"
+    return ctx

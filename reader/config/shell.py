@@ -1,0 +1,413 @@
+"""Just enough of a shell to read the vLLM command out of a script.
+
+Scripts, Dockerfiles' shell strings, Kubernetes `bash -c` args and SkyPilot `run:` blocks all
+hold a command line with continuations, quotes, comments, variable assignments and expansions.
+We lex words with the line each starts on, keep assignments (`X=1`, `export X=1`, `X=1 cmd`),
+and expand `$X`, `${X}`, `${X:-d}`, `$((a*b))` and Kubernetes' `$(X)` from what the script (or
+`--set`) defines. Anything we cannot expand stays visible as a placeholder: never guessed,
+never dropped. Nothing is executed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import SourceLoc
+from .tokens import Token
+
+_SEPARATORS = (";", "&&", "||", "|", "&", "\n")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+@dataclass
+class Segment:
+    text: str
+    quote: str = ""  # "", "'", '"'
+
+
+@dataclass
+class Word:
+    segments: list[Segment]
+    line: int
+
+    @property
+    def literal(self) -> str:
+        return "".join(s.text for s in self.segments)
+
+
+@dataclass
+class Command:
+    words: list[Word]
+    line: int
+
+
+@dataclass
+class ShellCommand:
+    """A command after expansion: its words as tokens, and the environment it runs with."""
+
+    tokens: list[Token]
+    env: dict[str, str]
+    line: int
+
+
+@dataclass
+class Lexer:
+    text: str
+    powershell: bool = False
+    pos: int = 0
+    line: int = 1
+    commands: list[Command] = field(default_factory=list)
+
+    def run(self) -> list[Command]:
+        words: list[Word] = []
+        start_line = self.line
+        while self.pos < len(self.text):
+            ch = self.text[self.pos]
+            if self._continuation():
+                continue
+            if ch in " \t\r":
+                self.pos += 1
+            elif ch == "#" and self._word_boundary():
+                self._skip_comment()
+            elif ch == "\n" or self._separator():
+                if ch == "\n":
+                    self.pos += 1
+                    self.line += 1
+                if words:
+                    self.commands.append(Command(words, start_line))
+                words = []
+                start_line = self.line
+            else:
+                if not words:
+                    start_line = self.line
+                words.append(self._word())
+        if words:
+            self.commands.append(Command(words, start_line))
+        return self.commands
+
+    def _continuation(self) -> bool:
+        escape = "`" if self.powershell else "\\"
+        if self.text.startswith(escape + "\n", self.pos) or self.text.startswith(escape + "\r\n", self.pos):
+            self.pos += 2 if self.text[self.pos + 1] == "\n" else 3
+            self.line += 1
+            return True
+        return False
+
+    def _word_boundary(self) -> bool:
+        return self.pos == 0 or self.text[self.pos - 1] in " \t\n;&|("
+
+    def _skip_comment(self) -> None:
+        end = self.text.find("\n", self.pos)
+        self.pos = len(self.text) if end < 0 else end
+
+    def _separator(self) -> bool:
+        for sep in ("&&", "||", ";", "|", "&"):
+            if self.text.startswith(sep, self.pos):
+                self.pos += len(sep)
+                return True
+        return False
+
+    def _word(self) -> Word:
+        segments: list[Segment] = []
+        line = self.line
+        buf: list[str] = []
+
+        def flush(quote: str = "") -> None:
+            if buf or quote:
+                segments.append(Segment("".join(buf), quote))
+                buf.clear()
+
+        while self.pos < len(self.text):
+            if self._continuation():
+                continue
+            ch = self.text[self.pos]
+            if ch in " \t\r\n;&|":
+                break
+            if ch == "'":
+                flush()
+                end = self.text.find("'", self.pos + 1)
+                end = len(self.text) if end < 0 else end
+                chunk = self.text[self.pos + 1:end]
+                self.line += chunk.count("\n")
+                segments.append(Segment(chunk, "'"))
+                self.pos = end + 1
+            elif ch == '"':
+                flush()
+                segments.append(Segment(self._double_quoted(), '"'))
+            elif ch == "\\" and not self.powershell and self.pos + 1 < len(self.text):
+                buf.append(self.text[self.pos + 1])
+                self.pos += 2
+            elif ch == "$" and self.text.startswith("$(", self.pos):
+                buf.append(self._balanced("(", ")"))
+            elif ch == "`" and not self.powershell:
+                end = self.text.find("`", self.pos + 1)
+                end = len(self.text) if end < 0 else end
+                buf.append(self.text[self.pos:end + 1])
+                self.pos = end + 1
+            else:
+                buf.append(ch)
+                self.pos += 1
+        flush()
+        return Word(segments, line)
+
+    def _double_quoted(self) -> str:
+        self.pos += 1
+        out: list[str] = []
+        escape = "`" if self.powershell else "\\"
+        while self.pos < len(self.text) and self.text[self.pos] != '"':
+            ch = self.text[self.pos]
+            if ch == escape and self.pos + 1 < len(self.text):
+                nxt = self.text[self.pos + 1]
+                if nxt == "\n":
+                    self.line += 1
+                elif nxt in '"$`\\':
+                    out.append(nxt)
+                else:
+                    out.append(ch + nxt)
+                self.pos += 2
+                continue
+            if ch == "$" and self.text.startswith("$(", self.pos):
+                out.append(self._balanced("(", ")"))
+                continue
+            if ch == "\n":
+                self.line += 1
+            out.append(ch)
+            self.pos += 1
+        self.pos += 1
+        return "".join(out)
+
+    def _balanced(self, open_ch: str, close_ch: str) -> str:
+        """`$( ... )` with nesting, returned verbatim."""
+        start = self.pos
+        depth = 0
+        self.pos += 1  # the '$'
+        while self.pos < len(self.text):
+            ch = self.text[self.pos]
+            if ch == open_ch:
+                depth += 1
+            elif ch == close_ch:
+                depth -= 1
+                if depth == 0:
+                    self.pos += 1
+                    break
+            elif ch == "\n":
+                self.line += 1
+            self.pos += 1
+        return self.text[start:self.pos]
+
+
+# ---- expansion -------------------------------------------------------------------------------
+
+_VAR = re.compile(
+    r"\$\(\((?P<arith>.*?)\)\)"
+    r"|\$\{(?P<brace>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:?[-=+?])?(?P<word>[^}]*)\}"
+    r"|\$env:(?P<psenv>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|\$\((?P<k8s>[A-Za-z_][A-Za-z0-9_]*)\)"
+    r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|\$\((?P<cmd>[^)]*)\)|`(?P<tick>[^`]*)`",
+    re.S,
+)
+
+
+class Expander:
+    """Expands variables from a known environment; records what it could not expand."""
+
+    def __init__(self, variables: dict[str, str]) -> None:
+        self.variables = dict(variables)
+
+    def expand_text(self, text: str) -> tuple[str, list[str]]:
+        unresolved: list[str] = []
+
+        def replace(m: re.Match[str]) -> str:
+            value = self._lookup(m)
+            if value is None:
+                unresolved.append(m.group(0))
+                return m.group(0)
+            return value
+
+        return _VAR.sub(replace, text), unresolved
+
+    def _lookup(self, m: re.Match[str]) -> Optional[str]:
+        if m.group("arith") is not None:
+            return self._arithmetic(m.group("arith"))
+        if m.group("brace"):
+            name, op, word = m.group("brace"), m.group("op") or "", m.group("word") or ""
+            value = self.variables.get(name)
+            if op in (":-", ":=") and not value:
+                return word
+            if op in ("-", "=") and value is None:
+                return word
+            if op:
+                return value if value is not None else None
+            return value
+        name = m.group("psenv") or m.group("k8s") or m.group("bare")
+        if name:
+            return self.variables.get(name)
+        return None  # command substitution: never run
+
+    def _arithmetic(self, expr: str) -> Optional[str]:
+        """Integer + - * / % and parentheses over known variables; no eval."""
+        def var(m: re.Match[str]) -> str:
+            value = self.variables.get(m.group(1) or m.group(2) or m.group(3))
+            if value is None or not re.fullmatch(r"\s*-?\d+\s*", value):
+                raise KeyError(m.group(0))
+            return value.strip()
+        expr, missing = self.expand_text(expr)  # ${X:-0} and $X first, with their defaults
+        if missing:
+            return None
+        try:
+            text = re.sub(r"\$\{([A-Za-z_]\w*)[^}]*\}|\$([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\b", var, expr)
+            return str(_ArithParser(text).parse())
+        except (KeyError, ValueError, ZeroDivisionError):
+            return None
+
+    def expand_word(self, word: Word, file: Optional[str]) -> list[Token]:
+        """A word becomes one token, or several when an unquoted expansion splits on spaces."""
+        pieces: list[tuple[str, bool]] = []  # (text, splittable)
+        unresolved: list[str] = []
+        for seg in word.segments:
+            if seg.quote == "'":
+                pieces.append((seg.text, False))
+                continue
+            expanded, missing = self.expand_text(seg.text)
+            unresolved += missing
+            pieces.append((expanded, seg.quote == "" and expanded != seg.text))
+        loc = SourceLoc(file=file, line=word.line)
+        if not any(split for _, split in pieces):
+            return [Token("".join(text for text, _ in pieces), loc, tuple(unresolved))]
+        words: list[str] = [""]
+        for text, split in pieces:
+            if not split:
+                words[-1] += text
+                continue
+            parts = re.split(r"[ \t\n]+", text)
+            words[-1] += parts[0]
+            words.extend(parts[1:])
+        return [Token(w, loc, tuple(u for u in unresolved if u in w)) for w in words if w != ""]
+
+
+class _ArithParser:
+    """A tiny recursive-descent parser for shell integer arithmetic."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = re.findall(r"\d+|[-+*/%()]", text)
+        if "".join(self.tokens) != re.sub(r"\s+", "", text):
+            raise ValueError("unsupported arithmetic")
+        self.i = 0
+
+    def parse(self) -> int:
+        value = self._sum()
+        if self.i != len(self.tokens):
+            raise ValueError("trailing tokens")
+        return value
+
+    def _peek(self) -> Optional[str]:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def _sum(self) -> int:
+        value = self._product()
+        while self._peek() in ("+", "-"):
+            op = self.tokens[self.i]
+            self.i += 1
+            value = value + self._product() if op == "+" else value - self._product()
+        return value
+
+    def _product(self) -> int:
+        value = self._unary()
+        while self._peek() in ("*", "/", "%"):
+            op = self.tokens[self.i]
+            self.i += 1
+            rhs = self._unary()
+            value = value * rhs if op == "*" else (int(value / rhs) if op == "/" else value % rhs)
+        return value
+
+    def _unary(self) -> int:
+        tok = self._peek()
+        if tok == "-":
+            self.i += 1
+            return -self._unary()
+        if tok == "(":
+            self.i += 1
+            value = self._sum()
+            self.i += 1
+            return value
+        if tok is None or not tok.isdigit():
+            raise ValueError("expected a number")
+        self.i += 1
+        return int(tok)
+
+
+def run_script(text: str, file: Optional[str], variables: dict[str, str], powershell: bool = False,
+               env_file_lines: Optional[list[tuple[str, int]]] = None) -> list[ShellCommand]:
+    """Lex and expand a script; returns every command with the environment it would see.
+
+    `env_file_lines` collects (name, line) of lines read as env-file assignments.
+    """
+    expander = Expander(variables)
+    commands: list[ShellCommand] = []
+    env_file_lines = env_file_lines if env_file_lines is not None else []
+    for command in Lexer(text, powershell).run():
+        prefix_env: dict[str, str] = {}
+        words = list(command.words)
+        if words and words[0].literal in ("export", "declare", "local", "readonly"):
+            words = [w for w in words[1:] if not w.literal.startswith("-")]
+            _assign_all(words, expander, file)
+            continue
+        while words and _ASSIGNMENT.match(words[0].literal) and words[0].segments[0].quote == "":
+            if len(words) > 1 and words[1].literal.startswith("-"):
+                # `ARGS=--a --b x`: no command can start with a dash, so this is an env-file line
+                # (docker --env-file keeps the whole rest of the line as the value).
+                name, value = _assignment(words[0], expander, file)
+                _set(expander.variables, name, None if value is None else " ".join([value] + [w.literal for w in words[1:]]))
+                env_file_lines.append((name, command.line))
+                words = []
+                break
+            name, value = _assignment(words[0], expander, file)
+            if value is not None:
+                prefix_env[name] = value
+            words = words[1:]
+        if not words:
+            for word in command.words:  # plain assignments: they set shell variables
+                if _ASSIGNMENT.match(word.literal):
+                    name, value = _assignment(word, expander, file)
+                    _set(expander.variables, name, value)
+            continue
+        tokens: list[Token] = []
+        scoped = Expander({**expander.variables, **prefix_env})
+        for word in words:
+            tokens += scoped.expand_word(word, file)
+        commands.append(ShellCommand(tokens, prefix_env, command.line))
+    return commands
+
+
+def _assign_all(words: list[Word], expander: Expander, file: Optional[str]) -> None:
+    for word in words:
+        if _ASSIGNMENT.match(word.literal):
+            name, value = _assignment(word, expander, file)
+            _set(expander.variables, name, value)
+
+
+def _set(variables: dict[str, str], name: str, value: Optional[str]) -> None:
+    """A variable whose value we could not expand stays undefined, so its uses show up as placeholders."""
+    if value is None:
+        variables.pop(name, None)
+    else:
+        variables[name] = value
+
+
+def _assignment(word: Word, expander: Expander, file: Optional[str]) -> tuple[str, Optional[str]]:
+    """`NAME=value` (the value may be quoted or contain expansions); no word splitting in assignments."""
+    first = word.segments[0]
+    name, _, rest = first.text.partition("=")
+    value_word = Word([Segment(rest, first.quote)] + word.segments[1:], word.line)
+    parts = []
+    for seg in value_word.segments:
+        if seg.quote == "'":
+            parts.append(seg.text)
+            continue
+        text, missing = expander.expand_text(seg.text)
+        if missing:
+            return name, None
+        parts.append(text)
+    return name, "".join(parts)
