@@ -59,7 +59,12 @@ class ArgParser:
                     self._positional(rest)
                 break
             if tok.is_placeholder_only and not tok.text.startswith("-"):
-                self._unexpanded(tok)
+                if self.out.positional_model is None and self.accepts_positional_model:
+                    self.out.positional_model = tok  # the model, named by an undefined variable
+                    self.out.placeholders.append(Placeholder(text=tok.text, name=placeholder_name(tok.text),
+                                                             flag="model", loc=tok.loc))
+                else:
+                    self._unexpanded(tok)
                 i += 1
                 continue
             if tok.text.startswith("-") and not _NEGATIVE_NUMBER.match(tok.text) and tok.text != "-":

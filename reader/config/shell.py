@@ -349,7 +349,7 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
     env_file_lines = env_file_lines if env_file_lines is not None else []
     for command in Lexer(text, powershell).run():
         prefix_env: dict[str, str] = {}
-        words = list(command.words)
+        words: Optional[list[Word]] = list(command.words)
         if words and words[0].literal in ("export", "declare", "local", "readonly"):
             words = [w for w in words[1:] if not w.literal.startswith("-")]
             _assign_all(words, expander, file)
@@ -361,12 +361,14 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
                 name, value = _assignment(words[0], expander, file)
                 _set(expander.variables, name, None if value is None else " ".join([value] + [w.literal for w in words[1:]]))
                 env_file_lines.append((name, command.line))
-                words = []
+                words = None
                 break
             name, value = _assignment(words[0], expander, file)
             if value is not None:
                 prefix_env[name] = value
             words = words[1:]
+        if words is None:
+            continue
         if not words:
             for word in command.words:  # plain assignments: they set shell variables
                 if _ASSIGNMENT.match(word.literal):

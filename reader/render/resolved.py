@@ -47,4 +47,4 @@ def resolved_markdown(r: ResolvedDeployment, title: bool = False) -> str:
 def _title(r: ResolvedDeployment) -> str:
     from .markdown import md
 
-    return md(r.model.id if r.model else (r.deployment.model or "deployment"))
+    return md(r.deployment.model or (r.model.id if r.model else "deployment"))

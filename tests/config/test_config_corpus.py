@@ -1,0 +1,216 @@
+"""Every real public config in fixtures/corpus loads, or is refused with a clear and correct message.
+
+The table records, per file, what a reader of that file would say vLLM gets: the form, the model,
+the flags that matter, what the manifest says about GPUs, and anything left unresolved. A file
+that is refused names why.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reader.config.load import load_deployment
+from reader.errors import ReaderError
+
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
+
+# file -> (form, model, {dest: value}, gpu, gpu_count, unresolved placeholders)
+LOADS = {
+    "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml": (
+        "kubernetes", "deepseek-ai/DeepSeek-R1", {"tensor_parallel_size": 16, "distributed_executor_backend": "ray"},
+        None, 16, []),  # args inside one `bash -lc` string; 8 GPUs on the head + 1 worker x 8
+    "docker_dagnaputra_qwen2.5-7b.sh": (
+        "docker-run", "Qwen/Qwen2.5-7B-Instruct", {"max_model_len": 1024, "gpu_memory_utilization": 0.7}, None, None,
+        []),  # underscore flags; --gpus all gives no count
+    "docker_dockerapps_deepseek-v3_no_tp.ps1": ("docker-run", "deepseek-ai/DeepSeek-V3", {"trust_remote_code": True},
+                                                None, None, []),
+    "docker_openreinforcedagent_bnb_v0.7.2.sh": (
+        "docker-run", "/workspace/vllm-models/vllm-0", {"quantization": "bitsandbytes", "max_model_len": 8192},
+        None, 1, []),  # --gpus='"device=0"'
+    "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": (
+        "helm-ai-on-eks", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        {"tensor_parallel_size": 4, "pipeline_parallel_size": 2, "max_num_seqs": 1}, "L4", None, []),
+    "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": (
+        "kubernetes", "google/gemma-3-27b-it", {"tensor_parallel_size": 2, "max_num_seqs": 4},
+        "A100-40GB-SXM", 2, []),  # --model=$(MODEL_ID) expanded from the container env, as Kubernetes does
+    "issue_gpustack-2259_gemma-3-27b_tp3.sh": (
+        "shell", "/root/workspace/d19ndanhri0c73dr6i5g/cache/model_scope/LLM-Research/gemma-3-27b-it",
+        {"tensor_parallel_size": 3, "max_model_len": 8192}, None, None, []),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("shell", "/models--Qwen--Qwen1.5-7B-Chat", {}, None, None, []),
+    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": (
+        "shell", "/tmp/model/Qwen3-Coder-480B-A35B-Instruct-FP8",
+        {"data_parallel_size": 8, "enable_expert_parallel": True}, None, None, []),  # first of two attempts
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": (
+        "shell", "/storage-800GB/models/Qwen2.5-0.5B-Instruct", {"gpu_memory_utilization": 0.4, "max_model_len": 512},
+        None, None, []),  # args come from an env-file style VLLM_ARGS line
+    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": (
+        "shell", "/vllm-workspace/DeepSeek-R1/",
+        {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "num_speculative_tokens": 1}, None, None, []),
+    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": (
+        "shell", "/root/yjpzmodel/basemodel/Qwen3-8B", {"gpu_memory_utilization": 0.4}, None, None, []),
+    "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": (
+        "shell", "openai/gpt-oss-120b", {"gpu_memory_utilization": 0.95, "max_num_batched_tokens": 1024}, None, None,
+        []),
+    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": (
+        "shell", "./Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8",
+        {"pipeline_parallel_size": 2, "enable_chunked_prefill": True}, None, None, []),
+    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": (
+        "shell", "casperhansen/mixtral-instruct-awq",
+        {"tensor_parallel_size": 4, "kv_cache_dtype": "fp8", "speculative_model": "mistralai/Mistral-7B-Instruct-v0.2",
+         "num_speculative_tokens": 3}, None, None, []),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": (
+        "shell", "/models/deepseek-coder-33b-instruct", {"tensor_parallel_size": 2, "dtype": "float16"}, None, None,
+        []),
+    "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": (
+        "kserve-llminferenceservice", "google/gemma-3-4b-it",
+        {"speculative_config": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 5,
+                                "prompt_lookup_min": 2}}, None, 1, []),
+    "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": (
+        "kserve-llminferenceservice", "RedHatAI/Qwen3-32B-FP8-dynamic", {"tensor_parallel_size": 2}, None, 2, []),
+    "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": (
+        "kubernetes", "openai/gpt-oss-120b", {"tensor_parallel_size": 4, "block_size": 128,
+                                              "disable_hybrid_kv_cache_manager": False}, None, 4, []),
+    "llmd_wide-ep-lws_decode_leaderworkerset.yaml": (
+        "kubernetes", "deepseek-ai/DeepSeek-R1-0528",
+        {"enable_expert_parallel": True, "data_parallel_size_local": 8, "data_parallel_start_rank": 0}, None, 16,
+        ["$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))", "${LWS_LEADER_ADDRESS}"]),  # set by LWS at run time
+    "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("kubernetes", "Qwen/Qwen3-0.6B", {}, None, 1, []),
+    "prodstack_gie_gpu-deployment.yaml": (
+        "kubernetes", "meta-llama/Llama-3.2-1B-Instruct", {"max_num_seqs": 1024, "compilation_config": 3}, None, 1,
+        []),  # "--max-num-seq" is an argparse prefix
+    "prodstack_multi-round-qa_model.yaml": (
+        "helm-production-stack", "meta-llama/Llama-3.1-8B-Instruct",
+        {"enable_chunked_prefill": False, "enable_prefix_caching": False, "max_model_len": 4096}, None, 1, []),
+    "prodstack_values-02-basic-config.yaml": (
+        "helm-production-stack", "meta-llama/Llama-3.1-8B-Instruct",
+        {"gpu_memory_utilization": 0.8, "dtype": "bfloat16"}, None, 1, []),
+    "prodstack_values-05-cpu-offloading.yaml": (
+        "helm-production-stack", "mistralai/Mistral-7B-Instruct-v0.2",
+        {"max_model_len": 32000, "enable_prefix_caching": False}, None, 1, []),  # the chart's default --no-enable-...
+    "prodstack_values-15b-pipeline-parallel-ray.yaml": (
+        "helm-production-stack", "distilbert/distilgpt2", {"pipeline_parallel_size": 2}, None, 1, []),
+    "prodstack_values-16-disagg-prefill.yaml": (
+        "helm-production-stack", "meta-llama/Llama-3.1-8B-Instruct", {"enable_prefix_caching": True}, None, None, []),
+    "prodstack_values-25-v100-tp2.yaml": (
+        "helm-production-stack", "Qwen/Qwen2.5-7B-Instruct", {"dtype": "half", "enforce_eager": True}, None, 2, []),
+    "recipes_deepseek-r1_8xh200_tp8_ep.sh": (
+        "shell", "deepseek-ai/DeepSeek-R1-0528", {"tensor_parallel_size": 8, "enable_expert_parallel": True}, None,
+        None, []),
+    "recipes_gpt-oss-120b_8xh100_eval.sh": (
+        "shell", "openai/gpt-oss-120b", {"tensor_parallel_size": 8, "max_num_batched_tokens": 10240,
+                                         "enable_prefix_caching": False}, None, None, []),
+    "recipes_gpt-oss-120b_h100_tp1_oom_workaround.sh": (
+        "shell", "openai/gpt-oss-120b", {"max_num_batched_tokens": 1024}, None, None, []),
+    "recipes_gpt-oss-120b_mi300x_rocm.sh": (
+        "shell", "openai/gpt-oss-120b",
+        {"block_size": 64, "compilation_config": {"pass_config": {"fuse_rope_kvcache": "True"},
+                                                  "use_inductor_graph_partition": "True"}}, None, None, []),
+    "recipes_gpt-oss_blackwell.yaml": (
+        "vllm-config-yaml", None, {"kv_cache_dtype": "fp8", "enable_prefix_caching": False,
+                                   "max_cudagraph_capture_size": 2048}, None, None, []),
+    "recipes_gpt-oss_eagle3_hopper.yaml": (
+        "vllm-config-yaml", None, {"speculative_config": {"model": "nvidia/gpt-oss-120b-Eagle3-v3",
+                                                          "num_speculative_tokens": 7, "method": "eagle3",
+                                                          "draft_tensor_parallel_size": 1}}, None, None, []),
+    "recipes_kimi-k2-thinking_tp8_dcp8.sh": (
+        "shell", "moonshotai/Kimi-K2-Thinking", {"decode_context_parallel_size": 8}, None, None, []),
+    "recipes_llama3.3_hopper.yaml": (
+        "vllm-config-yaml", None, {"kv_cache_dtype": "fp8", "async_scheduling": True}, None, None, []),
+    "recipes_llama4_blackwell.yaml": (
+        "vllm-config-yaml", None, {"compilation_config": {"pass_config": {"fuse_allreduce_rms": True,
+                                                                          "eliminate_noops": True}}}, None, None, []),
+    "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": (
+        "shell", "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", {"data_parallel_size": 8, "max_model_len": 131072}, None,
+        None, []),
+    "recipes_qwen3-next_mtp.sh": (
+        "shell", "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        {"speculative_config": {"method": "qwen3_next_mtp", "num_speculative_tokens": 2},
+         "enable_chunked_prefill": False}, None, None, []),
+    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": (
+        "shell", "unsloth/Qwen3.8-27B-NVFP4", {"max_model_len": 262144, "kv_cache_dtype": "fp8"}, None, None, []),
+    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": (
+        "skypilot", "meta-llama/Llama-2-7b-chat-hf", {"tokenizer": "hf-internal-testing/llama-tokenizer"}, "L4", 1, []),
+    "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": (
+        "skypilot", "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
+        {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "max_model_len": 32768}, "H100", 16, []),
+    "vllm_docs_serve_args_config.yaml": (
+        "vllm-config-yaml", "meta-llama/Llama-3.1-8B-Instruct", {"port": 6379, "uvicorn_log_level": "info"}, None,
+        None, []),
+    "vllm_perf-benchmarks_serving-tests-rocm.json": (
+        "vllm-benchmark-json", "meta-llama/Llama-3.1-8B-Instruct", {"dtype": "bfloat16"}, None, None, []),
+    "vllm_perf-benchmarks_serving-tests.json": (
+        "vllm-benchmark-json", "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        {"swap_space": 16.0, "load_format": "dummy"}, None, None, []),
+}
+
+# file -> words the refusal must contain (and why the refusal is right)
+REFUSED = {
+    # A KAITO preset holds no vLLM arguments: KAITO generates the command.
+    "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": ["KAITO", "preset", "no vLLM arguments"],
+}
+
+
+def corpus_files() -> list[str]:
+    return sorted(p.name for p in CORPUS.iterdir()
+                  if p.name != "INDEX.yaml" and not p.name.endswith(".provenance.txt"))
+
+
+def test_the_table_covers_every_corpus_file():
+    assert sorted(set(LOADS) | set(REFUSED)) == corpus_files()
+    assert len(corpus_files()) == 46
+
+
+@pytest.mark.parametrize("name", sorted(LOADS))
+def test_corpus_file_loads_as_vllm_would_read_it(name):
+    form, model, flags, gpu, gpu_count, unresolved = LOADS[name]
+    d = load_deployment(str(CORPUS / name))
+    assert d.form == form
+    assert d.model == model
+    for dest, value in flags.items():
+        assert dest in d.flags, f"{dest} not read"
+        assert d.flags[dest].value == value, f"{dest}: {d.flags[dest].value!r} != {value!r}"
+        assert d.flags[dest].loc is not None and d.flags[dest].loc.line, f"{dest} has no line"
+    assert d.context.gpu == gpu
+    assert d.context.gpu_count == gpu_count
+    assert sorted(p.text for p in d.placeholders) == sorted(unresolved)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_corpus_file_refused_with_its_reason(name):
+    with pytest.raises(ReaderError) as err:
+        load_deployment(str(CORPUS / name))
+    text = err.value.render()
+    for word in REFUSED[name]:
+        assert word in text
+    assert name in text  # names the file
+
+
+def test_flag_lines_point_at_the_flag_in_the_file():
+    d = load_deployment(str(CORPUS / "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh"))
+    lines = (CORPUS / "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh").read_text().splitlines()
+    for dest in ("tensor_parallel_size", "max_num_seqs", "num_speculative_tokens"):
+        line = lines[d.flags[dest].loc.line - 1]
+        assert "--" + dest.replace("_", "-") in line
+
+
+def test_a_script_with_several_launches_reads_the_first_and_says_so():
+    d = load_deployment(str(CORPUS / "recipes_deepseek-r1_8xh200_tp8_ep.sh"))
+    assert "2 vLLM launches" in d.notes[0].message and "--pick" in d.notes[0].message
+    from reader.config.context import LoadOptions
+    second = load_deployment(str(CORPUS / "recipes_deepseek-r1_8xh200_tp8_ep.sh"), LoadOptions(pick=2))
+    assert second.flags["data_parallel_size"].value == 8
+    assert "tensor_parallel_size" not in second.flags
+
+
+def test_image_tag_chooses_the_version():
+    assert load_deployment(str(CORPUS / "docker_dockerapps_deepseek-v3_no_tp.ps1")).vllm_version_tag == "0.6.6"
+    assert load_deployment(str(CORPUS / "prodstack_values-25-v100-tp2.yaml")).vllm_version_tag == "0.8.5"
+    assert load_deployment(str(CORPUS / "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml")).vllm_version_tag == "0.7.3"
+
+
+def test_a_flag_the_version_lacks_is_kept_and_marked():
+    d = load_deployment(str(CORPUS / "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml"))
+    swap = d.flags["swap_space"]
+    assert not swap.in_version and swap.versions_with_flag == "0.6.3 to 0.17.1"
+    assert "swap_space" not in d.serving.model_dump(exclude_none=True)
