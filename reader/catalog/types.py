@@ -22,6 +22,10 @@ class MoESpec(_Strict):
     shared_experts: int = 0
     shared_expert_intermediate_size: Optional[int] = None  # defaults to moe_intermediate_size
     dense_layers: int = 0  # leading layers with a dense MLP (DeepSeek first_k_dense_replace)
+    # Added: MoE only on every Nth layer, counting from 1 (layer i is MoE when (i+1) % N == 0 and
+    # i >= dense_layers); the others use a dense MLP of ModelSpec.intermediate_size. Llama 4
+    # Maverick interleave_moe_layer_step = 2, Qwen MoE decoder_sparse_step.
+    moe_layer_step: int = Field(default=1, gt=0)
 
 
 class MLASpec(_Strict):
@@ -46,6 +50,12 @@ class QuantSpec(_Strict):
 
     method: str  # fp8, awq, gptq, mxfp4, modelopt, bitsandbytes, compressed-tensors, ...
     weight_bits: float  # bits per weight of the quantized modules (fp8: 8, awq/gptq int4: 4, mxfp4: 4.25)
+    # Which weights are quantized; everything else stays in ModelSpec.torch_dtype.
+    #   all_linear: every linear layer, the LM head included (e.g. GPTQ with lm_head: true);
+    #   all_but_lm_head: the decoder's linear layers; embeddings and LM head stay unquantized
+    #     (vLLM's fp8/awq/modelopt paths never quantize the LM head);
+    #   experts_only: only the MoE expert weights (gpt-oss MXFP4).
+    # Norms, routers and embeddings are never counted as quantized.
     quantized_modules: Literal["all_linear", "experts_only", "all_but_lm_head"] = "all_linear"
     kv_cache_dtype: Optional[str] = None  # a checkpoint that asks for an fp8 KV cache
 
@@ -60,7 +70,9 @@ class ModelSpec(_Strict):
     num_attention_heads: int = Field(gt=0)
     num_key_value_heads: int = Field(gt=0)
     head_dim: int = Field(gt=0)  # explicit or hidden/heads; for MLA the q/k head (nope + rope)
-    intermediate_size: int = Field(gt=0)  # dense MLP size (MoE models: the dense layers' size)
+    # Dense MLP size. MoE models: the size of their dense-MLP layers (DeepSeek's first layers,
+    # Llama 4's intermediate_size_mlp); where every layer is MoE it is the config value, unused.
+    intermediate_size: int = Field(gt=0)
     vocab_size: int = Field(gt=0)
     max_position_embeddings: int = Field(gt=0)
     tie_word_embeddings: bool = False
@@ -73,12 +85,20 @@ class ModelSpec(_Strict):
     linear_state_bytes: Optional[int] = None  # per request per linear layer, in the model dtype
     quantization: Optional[QuantSpec] = None
     is_multimodal: bool = False
-    params_total: int = Field(gt=0)  # parameters of the language model (count, not bytes)
-    params_active: Optional[int] = None  # MoE: parameters touched per token
+    # Parameters of the language model (count, not bytes): no vision tower, no MTP/next-token
+    # draft layers (vLLM loads those only for speculative decoding); tied embeddings counted once.
+    params_total: int = Field(gt=0)
+    # MoE: parameters used per token, counted like the published headline figures: attention,
+    # norms, router, the top-k routed and the shared experts, the embedding and the LM head
+    # (the embedding table is counted whole although a token reads one row of it).
+    params_active: Optional[int] = None
     params_source: str
     source: str  # where the architecture facts come from (repo, path, commit)
     verification: Literal["primary", "secondary", "unverified"] = "primary"
     figure_sources: dict[str, str] = Field(default_factory=dict)
+    # Added: fields whose value could not be confirmed from a stored primary copy; each has a
+    # note in figure_sources. An entry can be "primary" overall with a few unverified figures.
+    unverified: tuple[str, ...] = ()
     notes: str = ""
 
     @property
@@ -96,7 +116,9 @@ class GpuSpec(_Strict):
     vendor: Literal["NVIDIA", "AMD"]
     arch: str
     device_name: str  # what torch reports; vLLM's default tiers test it (e.g. 'a100' in the name)
-    memory_bytes: int = Field(gt=0)  # usable device memory as torch reports total_memory
+    # Device memory as torch reports total_memory (what vLLM multiplies by gpu_memory_utilization),
+    # a few hundred MiB below nvidia-smi's memory.total; gpus.yaml's header says how each was obtained.
+    memory_bytes: int = Field(gt=0)
     memory_marketed_gb: float = Field(gt=0)
     hbm_bandwidth_gbps: float = Field(gt=0)  # GB/s (1e9 bytes/s), peak
     bf16_tflops: float = Field(gt=0)  # dense
@@ -108,6 +130,9 @@ class GpuSpec(_Strict):
     source: str
     figure_sources: dict[str, str] = Field(default_factory=dict)
     verification: Literal["measured", "primary", "secondary", "unverified"] = "primary"
+    # Added: figures not confirmed from a vendor datasheet, a primary copy or a measurement;
+    # each has a note in figure_sources.
+    unverified: tuple[str, ...] = ()
     notes: str = ""
 
     @property

@@ -1,0 +1,177 @@
+"""Reading a local Hugging Face config.json gives the same facts the catalog holds."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from _catalog_helpers import HF_FIXTURES
+from reader.catalog.hf_config import Shape, count_params, read_hf_config, spec_from_config
+from reader.catalog.load import get_model
+from reader.errors import ReaderError
+
+KV_FIELDS = ("model_type", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+             "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings",
+             "torch_dtype", "moe", "mla", "layer_kinds", "sliding_window", "attention_chunk_size", "quantization",
+             "is_multimodal", "params_total", "params_active")
+
+FIXTURE_TO_CATALOG = {
+    "llama-3.1-8b": "meta-llama/Llama-3.1-8B",
+    "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
+    "gpt-oss-20b": "openai/gpt-oss-20b",
+    "gemma-3-27b-it": "google/gemma-3-27b-it",
+    "llama-4-maverick": "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+    "llama-3.1-70b-instruct-fp8": "nvidia/Llama-3.1-70B-Instruct-FP8",
+    "qwen2.5-7b-instruct-awq": "Qwen/Qwen2.5-7B-Instruct-AWQ",
+    "phi-3.5-mini-instruct": "microsoft/Phi-3.5-mini-instruct",
+}
+
+
+@pytest.mark.parametrize("folder, catalog_id", FIXTURE_TO_CATALOG.items())
+def test_reader_agrees_with_the_catalog_on_every_sizing_field(folder, catalog_id):
+    read = read_hf_config(HF_FIXTURES / folder)
+    entry = get_model(catalog_id)
+    for name in KV_FIELDS:
+        assert getattr(read, name) == getattr(entry, name), f"{folder}: {name}"
+
+
+def test_a_file_path_and_its_folder_read_the_same():
+    by_folder = read_hf_config(HF_FIXTURES / "deepseek-v3")
+    by_file = read_hf_config(HF_FIXTURES / "deepseek-v3" / "config.json")
+    assert by_folder.model_dump(exclude={"id"}) == by_file.model_dump(exclude={"id"})
+    assert by_folder.id.endswith("deepseek-v3")  # the name the user gave
+
+
+def test_read_spec_names_its_source_and_how_params_were_counted():
+    spec = read_hf_config(HF_FIXTURES / "llama-3.1-8b")
+    assert "config.json" in spec.source
+    assert "computed from config shapes" in spec.params_source
+
+
+def test_gemma_3_reads_the_nested_text_config_and_fills_transformers_defaults():
+    spec = read_hf_config(HF_FIXTURES / "gemma-3-27b-it")
+    assert (spec.vocab_size, spec.max_position_embeddings, spec.tie_word_embeddings) == (262208, 131072, True)
+    assert "vocab_size" in spec.notes and "transformers defaults" in spec.notes
+    assert spec.model_type == "gemma3" and spec.is_multimodal
+
+
+def test_modelopt_sidecar_supplies_the_quantization_and_fp8_kv_cache():
+    spec = read_hf_config(HF_FIXTURES / "llama-3.1-70b-instruct-fp8")
+    assert spec.quantization.method == "modelopt"
+    assert spec.quantization.kv_cache_dtype == "fp8"
+
+
+def test_without_the_sidecar_the_same_checkpoint_looks_unquantized(tmp_path):
+    (tmp_path / "config.json").write_text((HF_FIXTURES / "llama-3.1-70b-instruct-fp8" / "config.json").read_text())
+    assert read_hf_config(tmp_path).quantization is None
+
+
+def test_gpt_oss_layer_types_decide_the_sliding_layers():
+    spec = read_hf_config(HF_FIXTURES / "gpt-oss-20b")
+    assert (spec.layer_kinds.sliding, spec.layer_kinds.full, spec.sliding_window) == (12, 12, 128)
+    assert spec.params_total == pytest.approx(20.9e9, rel=0.005)
+
+
+def test_llama_4_dense_and_moe_layers_interleave():
+    spec = read_hf_config(HF_FIXTURES / "llama-4-maverick")
+    assert spec.moe.moe_layer_step == 2 and spec.intermediate_size == 16384
+    assert spec.params_total == pytest.approx(400e9, rel=0.005)
+
+
+def _config(**changes):
+    data = json.loads((HF_FIXTURES / "llama-3.1-8b" / "config.json").read_text())
+    data.update(changes)
+    return data
+
+
+def test_mistral_style_window_on_every_layer():
+    spec = spec_from_config(_config(sliding_window=4096, max_position_embeddings=32768), model_id="m", source="s")
+    assert (spec.layer_kinds.sliding, spec.sliding_window) == (32, 4096)
+
+
+def test_qwen_window_applies_only_when_switched_on_and_above_max_window_layers():
+    base = dict(model_type="qwen2", sliding_window=4096, max_window_layers=20)
+    assert spec_from_config(_config(**base), model_id="m", source="s").layer_kinds.sliding == 0
+    spec = spec_from_config(_config(**base, use_sliding_window=True), model_id="m", source="s")
+    assert (spec.layer_kinds.full, spec.layer_kinds.sliding) == (20, 12)
+
+
+def test_quantization_methods_map_to_bits_and_scope():
+    def quant(qc):
+        return spec_from_config(_config(quantization_config=qc), model_id="m", source="s").quantization
+
+    assert quant({"quant_method": "gptq", "bits": 4, "lm_head": True}).quantized_modules == "all_linear"
+    assert quant({"quant_method": "bitsandbytes", "load_in_4bit": True}).weight_bits == 4
+    ct = quant({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+                "config_groups": {"g": {"weights": {"num_bits": 8}}},
+                "kv_cache_scheme": {"num_bits": 8, "type": "float"}})
+    assert (ct.weight_bits, ct.kv_cache_dtype, ct.quantized_modules) == (8, "fp8", "all_but_lm_head")
+    with pytest.raises(ReaderError) as info:
+        quant({"quant_method": "mystery"})
+    assert "quantization_config.quant_method" in info.value.render()
+
+
+def test_param_count_of_a_tiny_dense_model_by_hand():
+    shape = Shape(layers=2, hidden=8, heads=2, kv_heads=1, head_dim=4, intermediate=16, vocab=10, tied=False)
+    attention = 8 * (8 + 2 * 4) + 8 * 8
+    per_layer = attention + 2 * 8 + 3 * 8 * 16
+    assert count_params(shape) == (2 * 10 * 8 + 8 + 2 * per_layer, None)
+
+
+@pytest.mark.parametrize("name, key, words", [
+    ("malformed.json", None, "not valid JSON"),
+    ("missing-layers.json", "num_hidden_layers", "required key is missing"),
+    ("wrong-type.json", "num_key_value_heads", "expected a whole number"),
+    ("no-model-type.json", "model_type", "required key is missing"),
+    ("top-level-list.json", None, "JSON object"),
+])
+def test_bad_configs_raise_reader_errors_naming_file_and_key(name, key, words):
+    path = HF_FIXTURES / "broken" / name
+    with pytest.raises(ReaderError) as info:
+        read_hf_config(path)
+    err = info.value
+    assert err.file and err.file.endswith(name)
+    assert err.key == key
+    assert words in err.render()
+
+
+def test_malformed_json_error_gives_the_line():
+    with pytest.raises(ReaderError) as info:
+        read_hf_config(HF_FIXTURES / "broken" / "malformed.json")
+    assert info.value.line == 5
+
+
+def test_a_folder_without_config_json_is_bad_input(tmp_path):
+    with pytest.raises(ReaderError) as info:
+        read_hf_config(tmp_path)
+    assert "has no config.json" in info.value.render()
+
+
+def test_wrong_type_inside_text_config_names_the_nested_key(tmp_path):
+    data = json.loads((HF_FIXTURES / "gemma-3-27b-it" / "config.json").read_text())
+    data["text_config"]["num_hidden_layers"] = 62.5
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ReaderError) as info:
+        read_hf_config(tmp_path)
+    assert info.value.key == "text_config.num_hidden_layers"
+
+
+def test_layer_types_must_cover_every_layer():
+    with pytest.raises(ReaderError) as info:
+        spec_from_config(_config(layer_types=["full_attention"] * 3), model_id="m", source="s")
+    assert info.value.key == "layer_types"
+
+
+def test_a_family_outside_the_catalog_with_a_gated_shared_expert():
+    # Qwen1.5-MoE-A2.7B's shapes; its model card gives 14.3B parameters, 2.7B activated.
+    config = dict(model_type="qwen2_moe", architectures=["Qwen2MoeForCausalLM"], hidden_size=2048,
+                  num_hidden_layers=24, num_attention_heads=16, num_key_value_heads=16, intermediate_size=5632,
+                  moe_intermediate_size=1408, shared_expert_intermediate_size=5632, num_experts=60,
+                  num_experts_per_tok=4, vocab_size=151936, max_position_embeddings=8192, tie_word_embeddings=False,
+                  torch_dtype="bfloat16", sliding_window=32768, use_sliding_window=False)
+    spec = spec_from_config(config, model_id="Qwen/Qwen1.5-MoE-A2.7B", source="test")
+    assert (spec.moe.shared_experts, spec.moe.shared_expert_intermediate_size) == (1, 5632)
+    assert spec.params_total == pytest.approx(14.3e9, rel=0.01)
+    assert spec.params_active == pytest.approx(2.7e9, rel=0.01)
+    assert spec.sliding_window is None
