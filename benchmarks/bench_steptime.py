@@ -1,0 +1,51 @@
+"""Per-call cost of StepTimeModel.__call__ (the simulator calls it once per simulated step).
+
+    .venv/bin/python benchmarks/bench_steptime.py
+
+Target: < 20 us per call for realistic batches (the simulator runs hundreds of thousands of steps).
+Prints microseconds per call for a pure-decode batch, a mixed chunked-prefill batch and a large batch.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from reader.batch import StepBatch
+from reader.capacity.calibrate import load, shapes_from
+from reader.capacity.steptime import StepTimeModel
+
+
+def per_call_us(model: StepTimeModel, batch: StepBatch, n: int = 20000) -> float:
+    for _ in range(200):
+        model(batch)
+    t = time.perf_counter()
+    for _ in range(n):
+        model(batch)
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def cases() -> dict[str, StepBatch]:
+    rng = np.random.default_rng(0)
+    past = rng.integers(100, 8000, 256)
+    return {
+        "decode 64 seqs": StepBatch(np.ones(64, np.int64), past[:64].copy(), 64),
+        "mixed: 1 prefill chunk 2048 + 63 decodes": StepBatch(
+            np.concatenate([[2048], np.ones(63, np.int64)]), past[:64].copy(), 63),
+        "decode 256 seqs": StepBatch(np.ones(256, np.int64), past.copy(), 256),
+        "prefill 16384 (eager, beyond graphs)": StepBatch(np.array([16384]), np.array([0]), 1),
+    }
+
+
+def main() -> dict[str, float]:
+    model, gpu = shapes_from(load())
+    stm = StepTimeModel(model, gpu, max_num_seqs=256, max_num_batched_tokens=8192)
+    out = {}
+    for name, batch in cases().items():
+        out[name] = per_call_us(stm, batch)
+        print(f"{name:<45} {out[name]:6.2f} us/call   step {stm(batch) * 1e3:7.2f} ms")
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Version-dependent memory behaviour of vLLM, one table (data/vllm_memory.yaml), keyed by version range."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from ..errors import ReaderError
+from ..versions import VersionRange, VersionTuple, parse_version
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    text = resources.files("reader.capacity").joinpath("data/vllm_memory.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+@dataclass(frozen=True)
+class Fact:
+    value: Any
+    source: str
+    verified: bool = True
+
+
+def behaviour(name: str, version: VersionTuple, engine: str | None = None) -> Fact:
+    """The value of behaviour `name` at `version` (and engine 'v0'/'v1' where it depends on it)."""
+    for row in _table()["behaviour"][name]:
+        if engine is not None and row.get("engine", engine) != engine:
+            continue
+        if VersionRange.parse(row["versions"]).contains(version):
+            return Fact(row["value"], row["source"], bool(row.get("verified", True)))
+    raise ReaderError(f"no '{name}' behaviour known for vLLM {version}", key="vllm_version")
+
+
+def estimate(name: str) -> Fact:
+    row = _table()["estimates"][name]
+    return Fact(row["value"], row["source"])
+
+
+def version_tuple(text: str) -> VersionTuple:
+    try:
+        return parse_version(text)
+    except ValueError:
+        raise ReaderError(f"'{text}' is not a vLLM version", key="vllm_version") from None

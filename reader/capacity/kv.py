@@ -1,0 +1,207 @@
+"""KV-cache arithmetic as vLLM's V1 engine does it (and the V0 figure for old versions).
+
+Sources, all @ v0.18.0 unless said (see shared/reference/vllm/kv-capacity.md):
+- page sizes: vllm/v1/kv_cache_interface.py 80-88 (standard), 196-207 (MLA), 199-200 (fp8_ds_mla);
+- per-request worst case `max_memory_usage_bytes`: same file 113-121 (full), 251-270 (sliding),
+  232-244 (chunked local), 293-300 (mamba);
+- groups, blocks, tokens, concurrency, start-up check, max-length estimate:
+  vllm/v1/core/kv_cache_utils.py (get_num_blocks 836-851, grouping 911-1155, report 1284-1327,
+  check 616-651, estimate_max_model_len 662-714); the grouping heuristic (group size = smallest
+  type's layer count, or the largest when largest < 1.5 x smallest) and the per-worker projection
+  were read in a stored copy of vllm-project/vllm main (`_get_kv_cache_groups_uniform_page_size`,
+  `get_kv_cache_configs`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..catalog.types import ModelSpec
+from ..errors import ReaderError
+
+GiB = 1 << 30
+
+# fp8_ds_mla stores 656 bytes per token per layer (512 fp8 latent + 4 fp32 scales + 64 bf16 rope),
+# kv_cache_interface.py 199-200 @ v0.18.0
+FP8_DS_MLA_TOKEN_BYTES = 656
+
+
+def kv_dtype_bytes(kv_cache_dtype: str, model: ModelSpec, act_bytes: int) -> tuple[float, str]:
+    """Bytes per KV element and a label. 'auto' = model dtype unless the checkpoint asks for fp8
+    (vllm/utils/torch_utils.py 324-342 @ v0.18.0, resolve_kv_cache_dtype_string)."""
+    d = (kv_cache_dtype or "auto").lower()
+    if d == "auto":
+        ckpt = model.quantization.kv_cache_dtype if model.quantization else None
+        if ckpt:
+            return kv_dtype_bytes(ckpt, model, act_bytes)[0], f"auto -> {ckpt} (checkpoint's quantization config)"
+        return float(act_bytes), f"auto -> model dtype ({act_bytes} B)"
+    if d.startswith("fp8") or d in ("int8_per_token_head", "fp8_per_token_head"):
+        return 1.0, d
+    if d in ("bfloat16", "float16", "half", "bf16", "fp16"):
+        return 2.0, d
+    if d in ("float32", "fp32"):
+        return 4.0, d
+    if d.startswith("nvfp4") or d.endswith("4bit") or d.startswith("int4"):
+        return 0.5, d
+    raise ReaderError(f"unknown kv_cache_dtype '{kv_cache_dtype}'", key="kv_cache_dtype")
+
+
+@dataclass(frozen=True)
+class KvKind:
+    """Layers of one attention kind on one worker (one KV-cache spec)."""
+
+    kind: str  # full | sliding | chunked | linear
+    layers: int  # layers of this kind on the worker
+    groups: int  # KV-cache groups this kind is split into (model-wide)
+    page_bytes: int  # one block of one layer
+    token_bytes: float  # one token of one layer (page_bytes / block_size)
+    window: int | None = None  # sliding window or attention chunk
+
+    def max_request_bytes(self, max_len: int, block_size: int, mnbt: int) -> int:
+        """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes)."""
+        if self.kind == "full":
+            blocks = math.ceil(max_len / block_size)
+        elif self.kind == "sliding":
+            blocks = math.ceil(min(self.window - 1 + mnbt, max_len) / block_size) + 1
+        elif self.kind == "chunked":
+            # chunked local attention (Llama 4): min(chunk + budget, max_len) tokens (kv_cache_interface.py
+            # 232-244 @ v0.18.0 per kv-capacity.md; the exact expression is recalled, not line-checked)
+            blocks = math.ceil(min(self.window + mnbt, max_len) / block_size)
+        else:  # linear/mamba: one state per request (default, non-prefix-caching mode)
+            blocks = 1
+        return blocks * self.page_bytes
+
+
+@dataclass(frozen=True)
+class KvLayout:
+    """The KV-cache layout of one worker (one TP rank of one PP stage)."""
+
+    kinds: tuple[KvKind, ...]
+    block_size: int
+    group_size: int  # layers per KV-cache group on this worker: memory pools = group_size
+    num_groups: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def page_bytes(self) -> int:
+        return max(k.page_bytes for k in self.kinds)
+
+    @property
+    def layers(self) -> int:
+        return sum(k.layers for k in self.kinds)
+
+    @property
+    def bytes_per_token_full(self) -> float:
+        """Bytes one token costs in every layer of this worker if all layers kept it (the
+        full-attention formula: layers x 2 x kv_heads x head_dim x dtype)."""
+        return sum(k.layers * k.token_bytes for k in self.kinds if k.kind != "linear")
+
+    def num_blocks(self, available: int, override: int | None = None) -> int:
+        """get_num_blocks: available // page // group_size (then num_gpu_blocks_override)."""
+        if override is not None:
+            return int(override)
+        if available <= 0 or self.group_size == 0:
+            return 0
+        return int(available // self.page_bytes // self.group_size)
+
+    def tokens(self, num_blocks: int) -> int:
+        """'GPU KV cache size: N tokens' = num_blocks // num_groups x block_size."""
+        return num_blocks // max(1, self.num_groups) * self.block_size
+
+    def request_bytes(self, max_len: int, mnbt: int) -> int:
+        """Bytes one request of max_len needs on this worker (the start-up check's figure):
+        group_size x page x sum over groups of blocks per group."""
+        blocks = 0
+        for k in self.kinds:
+            if k.layers == 0:
+                continue
+            per_group = math.ceil(k.max_request_bytes(max_len, self.block_size, mnbt) / self.page_bytes)
+            blocks += per_group * k.groups
+        return self.group_size * self.page_bytes * blocks
+
+    def max_concurrency(self, num_blocks: int, max_len: int, mnbt: int) -> float:
+        """'Maximum concurrency for L tokens per request: X' (get_max_concurrency_for_kv_cache_config)."""
+        per_request_blocks = math.ceil(self.request_bytes(max_len, mnbt) / (self.page_bytes * self.group_size))
+        return num_blocks / per_request_blocks if per_request_blocks else float("inf")
+
+    def estimate_max_len(self, available: int, max_len: int, mnbt: int) -> int:
+        """Binary search for the longest max_model_len that fits (estimate_max_model_len): 0 if
+        even one token does not fit."""
+        if self.request_bytes(1, mnbt) > available:
+            return 0
+        lo, hi, best = 1, max_len, 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if self.request_bytes(mid, mnbt) <= available:
+                best, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        return best
+
+
+def page_bytes_per_layer(model: ModelSpec, tp: int, kv_bytes: float, block_size: int,
+                         kv_cache_dtype: str = "auto") -> tuple[int, float, str]:
+    """(page bytes of one block of one attention layer, bytes per token per layer, formula text)."""
+    if model.mla is not None:
+        if (kv_cache_dtype or "").lower() == "fp8_ds_mla":
+            return block_size * FP8_DS_MLA_TOKEN_BYTES, float(FP8_DS_MLA_TOKEN_BYTES), "fp8_ds_mla: 656 B/token"
+        head = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        tok = head * kv_bytes  # one latent per token, no factor 2, not split by TP
+        return int(block_size * tok), tok, (f"MLA: ({model.mla.kv_lora_rank} latent + "
+                                            f"{model.mla.qk_rope_head_dim} rope) x {kv_bytes:g} B, not split by TP")
+    kvh = max(1, model.num_key_value_heads // tp)
+    tok = 2 * kvh * model.head_dim * kv_bytes
+    text = (f"2 (K,V) x {kvh} KV heads/GPU ({model.num_key_value_heads} // TP {tp}"
+            + (", replicated" if model.num_key_value_heads < tp else "") + f") x {model.head_dim} x {kv_bytes:g} B")
+    return int(block_size * tok), tok, text
+
+
+def _global_groups(model_kinds: dict[str, int], hybrid: bool) -> tuple[dict[str, int], int]:
+    """Groups per kind and the model-wide group size (vLLM's n:1 heuristic)."""
+    present = {k: n for k, n in model_kinds.items() if n > 0 and k != "linear"}
+    if not hybrid or len(present) <= 1:
+        return {k: 1 for k in present}, sum(present.values())
+    lo, hi = min(present.values()), max(present.values())
+    size = hi if hi < 1.5 * lo else lo
+    return {k: math.ceil(n / size) for k, n in present.items()}, size
+
+
+def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: float, block_size: int,
+              kv_cache_dtype: str = "auto", disable_hybrid: bool = False) -> KvLayout:
+    """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear)."""
+    page, tok, _ = page_bytes_per_layer(model, tp, kv_bytes, block_size, kv_cache_dtype)
+    lk = model.layer_kinds
+    model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked}
+    notes = []
+    stage = dict(stage_kinds)
+    if disable_hybrid and (lk.sliding or lk.chunked):
+        # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention
+        model_kinds = {"full": lk.full + lk.sliding + lk.chunked}
+        stage = {"full": stage.get("full", 0) + stage.get("sliding", 0) + stage.get("chunked", 0),
+                 "linear": stage.get("linear", 0)}
+        notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
+    windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
+    groups, size_global = _global_groups(model_kinds, hybrid=True)
+    kinds = []
+    group_size = 0
+    for kind, g in groups.items():
+        n = stage.get(kind, 0)
+        if kind != "full" and not windows[kind]:
+            raise ReaderError(f"model {model.id} has {kind} layers but no window size", key="model")
+        kinds.append(KvKind(kind, n, g, page, tok, windows.get(kind)))
+        group_size = max(group_size, math.ceil(n / g) if n else 0)
+    if stage.get("linear", 0):
+        state = model.linear_state_bytes or 0
+        kinds.append(KvKind("linear", stage["linear"], 1, max(page, state), state / block_size))
+        notes.append("linear-attention/Mamba layers: one state per request (page padded to the attention page)")
+    num_groups = sum(groups.values()) + (1 if stage.get("linear", 0) else 0)
+    if len(groups) > 1:
+        notes.append(f"hybrid model: {num_groups} KV-cache groups of up to {size_global} layers; a request "
+                     "takes blocks in every group, sliding/chunked groups only for their window")
+    return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes))
+
+
+def v0_block_bytes(layout: KvLayout) -> float:
+    """V0 engine (vllm/worker/cache_engine.py get_cache_block_size): one block spans every layer,
+    every attention layer keeps the full context."""
+    return layout.block_size * layout.bytes_per_token_full

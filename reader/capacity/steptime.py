@@ -1,0 +1,296 @@
+"""Roofline step-time model: GPU seconds for one engine step's batch, calibrated on a real H200.
+
+Parts of a step (per GPU; pipeline stages run one after another for one batch):
+- linear layers: for each weight matrix, a roofline of FLOPs against bytes (weights + activations),
+  joined by a soft knee `(t_c^p + t_m^p)^(1/p)` because real GEMMs do not switch sharply from
+  memory- to compute-bound; M = tokens in the step (padded up to the CUDA-graph bucket);
+- element-wise ops (norms, residual adds, activation) as bytes moved;
+- attention per request: FLOPs of its new tokens against its context (causal inside the chunk)
+  against the KV bytes it reads; sliding-window layers read at most the window;
+- LM head on the sampled rows only;
+- MoE: router + the experts the batch touches (expected distinct experts under uniform routing,
+  E x (1 - (1 - k/E)^tokens)), so weight bytes grow with the batch until every expert is touched;
+- tensor-parallel all-reduce (2 per layer) over the GPU's interconnect, pipeline send/recv;
+- fp8 GEMMs at the fp8 tensor peak where the GPU has it (W8A8), else 16-bit compute;
+- per-step overhead: CUDA-graph replay gaps per layer, or the eager CPU launch floor
+  (time = soft-max of GPU time and CPU launch time, since the CPU runs ahead of the GPU).
+
+Calibration constants live in data/calibration.yaml with provenance; the peaks of a GPU are its
+datasheet figures times the fraction the measured H200 reached (762/989 TFLOP/s, 4225/4800 GB/s).
+`__call__` is vectorised: per-step cost is a few numpy reductions over the requests plus table
+look-ups precomputed at construction (see benchmarks/bench_steptime.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import yaml
+
+from ..batch import StepBatch
+from ..catalog.types import GpuSpec, ModelSpec
+from ..errors import ReaderError
+from .kv import kv_dtype_bytes
+from .memory import capture_sizes as default_capture_sizes
+from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format
+
+_M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
+
+
+@dataclass(frozen=True)
+class Calibration:
+    gemm_compute_eff: float  # fraction of the achievable matmul peak large GEMMs reach
+    gemm_memory_eff: float  # fraction of achievable HBM bandwidth when streaming weights
+    knee_p: float  # soft roofline exponent (inf = pure max)
+    kv_read_eff: float  # fraction of achievable bandwidth for attention KV reads
+    attn_compute_eff: float  # fraction of the achievable matmul peak for attention FLOPs
+    graph_gap_s_per_layer: float  # GPU idle per layer inside a CUDA graph
+    eager_cpu_s_per_layer_decode: float  # CPU launch time per layer, decode-only steps, eager
+    eager_cpu_s_per_layer_prefill: float  # same with a prefill in the step
+    elementwise_h: float  # hidden-size tensors read+written per token per layer by element-wise ops
+    elementwise_i: float  # intermediate-size tensors read+written per token per layer
+    achievable_matmul_fraction: float  # measured matmul / datasheet (H200: 762 / 989)
+    achievable_copy_fraction: float  # measured copy / datasheet (H200: 4225 / 4800)
+    allreduce_latency_s: float
+    link_eff: float
+    overlap_p: float  # soft-max exponent joining GPU time and eager CPU launch time
+    attn_cta_gbps: float  # KV streaming rate of ONE (sequence, KV head) attention block, GB/s
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Calibration":
+        return cls(**{k: float(v["value"]) if isinstance(v, dict) else float(v) for k, v in d.items()})
+
+
+@lru_cache(maxsize=1)
+def default_calibration() -> Calibration:
+    text = resources.files("reader.capacity").joinpath("data/calibration.yaml").read_text()
+    return Calibration.from_dict(yaml.safe_load(text)["constants"])
+
+
+def _knee_scalar(tc: float, tm: float, p: float) -> float:
+    hi = tc if tc > tm else tm
+    if hi <= 0:
+        return 0.0
+    return hi * ((tc / hi) ** p + (tm / hi) ** p) ** (1.0 / p)
+
+
+def _knee(tc, tm, p):
+    """Soft roofline: max(tc, tm) when p -> inf, sum when p = 1."""
+    hi = np.maximum(tc, tm)
+    safe = np.where(hi > 0, hi, 1.0)
+    return np.where(hi > 0, hi * ((tc / safe) ** p + (tm / safe) ** p) ** (1.0 / p), 0.0)
+
+
+class StepTimeModel:
+    """Seconds for one step of a given batch on one replica (TP x PP GPUs)."""
+
+    def __init__(self, model: ModelSpec, gpu: GpuSpec, tp: int = 1, pp: int = 1, quantization: str | None = None,
+                 dtype: str = "auto", kv_cache_dtype: str = "auto", enforce_eager: bool = False,
+                 cudagraph_capture_sizes: list[int] | None = None, max_num_seqs: int = 256,
+                 max_num_batched_tokens: int = 8192, ep: int = 1, dp: int = 1,
+                 calibration: Calibration | None = None, split_kv: bool = True,
+                 table_tokens: int = _M_TABLE) -> None:
+        if tp < 1 or pp < 1:
+            raise ReaderError("tp and pp must be >= 1", key="tp")
+        if model.num_attention_heads % tp:
+            raise ReaderError(f"{model.num_attention_heads} heads not divisible by --tp {tp}", key="tp")
+        self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        self.cal = cal = calibration or default_calibration()
+        self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
+        self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep)
+        self.moe_factor = dp if model.moe is not None else 1
+        # achievable peaks of this GPU (datasheet x the fraction the measured H200 reached)
+        self.flops16 = gpu.bf16_tflops * 1e12 * cal.achievable_matmul_fraction
+        self.flops_w = (gpu.fp8_tflops * 1e12 * cal.achievable_matmul_fraction if self.wfmt.fp8_compute
+                        else self.flops16)
+        self.bw = gpu.hbm_bandwidth_gbps * 1e9 * cal.achievable_copy_fraction
+        link = gpu.nvlink_gbps_per_direction or gpu.pcie_gbps_per_direction
+        self.link_bw = link * 1e9 * cal.link_eff
+        self.eager = enforce_eager
+        # split_kv: vLLM's decode attention kernels (FlashAttention/FlashInfer split-KV) spread one
+        # long sequence over several thread blocks; calib.py's plain SDPA does not, so one
+        # (sequence, head) block streams the whole context alone (the attn_cta_gbps floor).
+        self.split_kv = split_kv
+        self.table_tokens = table_tokens
+        self._layers = model.num_hidden_layers
+        sizes = cudagraph_capture_sizes if cudagraph_capture_sizes is not None else default_capture_sizes(
+            max_num_seqs, max_num_batched_tokens, 0, None, None)
+        self.capture = np.array(sorted(sizes), dtype=np.int64) if not enforce_eager else np.zeros(0, np.int64)
+        self._attn_setup(kv_cache_dtype)
+        self._tables()
+
+    # ---------------------------------------------------------------- construction
+    def _attn_setup(self, kv_cache_dtype: str) -> None:
+        m, sh = self.model, self.shapes
+        kvb, _ = kv_dtype_bytes(kv_cache_dtype, m, self.wfmt.act_bytes)
+        lk = m.layer_kinds
+        # (layers, window or 0) per attention kind; linear-attention layers are costed as their state read
+        self.attn_kinds = [(lk.full, 0)]
+        if lk.sliding:
+            self.attn_kinds.append((lk.sliding, m.sliding_window or 0))
+        if lk.chunked:
+            self.attn_kinds.append((lk.chunked, m.attention_chunk_size or 0))
+        if m.mla is not None:
+            lat = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+            self.kv_token_bytes = lat * kvb  # one latent, read by every TP rank
+            self.dims_decode = (lat, m.mla.kv_lora_rank)  # absorbed MLA decode
+            self.dims_prefill = (m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim, m.mla.v_head_dim)
+        else:
+            self.kv_token_bytes = 2 * sh.kv_heads * m.head_dim * kvb
+            self.dims_decode = self.dims_prefill = (m.head_dim, m.head_dim)
+
+    def _gemm_time(self, g: Gemm, M: np.ndarray, flops_peak: float | None = None) -> np.ndarray:
+        cal, act = self.cal, self.wfmt.act_bytes
+        peak = flops_peak or (self.flops_w if g.bits <= 8 and self.wfmt.fp8_compute else self.flops16)
+        tc = 2.0 * M * g.k * g.n / (peak * cal.gemm_compute_eff)
+        tm = (g.weight_bytes + (M * g.k + M * g.n) * act) / (self.bw * cal.gemm_memory_eff)
+        return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
+
+    def _layer_parts(self, M: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-step seconds of each part for token counts M (vector), all layers of the model."""
+        m, sh, cal, act = self.model, self.shapes, self.cal, self.wfmt.act_bytes
+        L = m.num_hidden_layers
+        dense_layers = L if m.moe is None else m.moe.dense_layers
+        moe_layers = L - dense_layers
+        attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * L
+        mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers
+        inter = sh.dense_mlp[1].k
+        elem = M * act * (cal.elementwise_h * m.hidden_size + cal.elementwise_i * inter) / (self.bw * cal.gemm_memory_eff) * L
+        moe = self._moe_time(M) * moe_layers if moe_layers else np.zeros_like(M, dtype=float)
+        ar = np.zeros_like(M, dtype=float)
+        if self.tp > 1:
+            nbytes = M * m.hidden_size * act
+            ar = 2 * L * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
+            ar = np.where(M > 0, ar, 0.0)
+        if self.pp > 1:
+            ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)
+        return {"linear": attn_proj + mlp, "elementwise": elem, "moe": moe, "allreduce": ar}
+
+    def _moe_time(self, M: np.ndarray) -> np.ndarray:
+        moe, cal = self.shapes.moe, self.cal
+        assert moe is not None
+        tokens = M * self.moe_factor
+        touched = moe.local_experts * (1.0 - (1.0 - moe.top_k / moe.num_experts) ** tokens)
+        assigned = tokens * moe.top_k * moe.local_experts / moe.num_experts  # token-expert pairs on this GPU
+        peak = self.flops_w if self.wfmt.fp8_compute else self.flops16
+        tc = 2.0 * assigned * 3 * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
+        tm = (touched * moe.expert_bytes + assigned * (2 * moe.hidden + 3 * moe.inter) * self.wfmt.act_bytes) / (
+            self.bw * cal.gemm_memory_eff)
+        t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M)
+        for g in moe.shared:
+            t = t + self._gemm_time(g, M)
+        return np.where(M > 0, t, 0.0)
+
+    def _tables(self) -> None:
+        M = np.arange(self.table_tokens + 1, dtype=np.float64)
+        parts = self._layer_parts(M)
+        self._part_tables = parts
+        self._lin_table = sum(parts.values())
+        self._head_table = self._gemm_time(self.shapes.lm_head, M)
+        if self.capture.size:
+            idx = np.searchsorted(self.capture, np.arange(int(self.capture[-1]) + 1))
+            self._pad = self.capture[np.minimum(idx, self.capture.size - 1)]
+        else:
+            self._pad = np.zeros(0, np.int64)
+
+    # ---------------------------------------------------------------- per step
+    def _padded(self, M: int) -> tuple[int, bool]:
+        if self._pad.size and M < self._pad.size:
+            return int(self._pad[M]), True
+        return M, False
+
+    def _table(self, table: np.ndarray, key: str | None, n: int) -> float:
+        if n <= self.table_tokens:
+            return float(table[n])
+        arr = np.array([float(n)])
+        if key is None:
+            return float(self._gemm_time(self.shapes.lm_head, arr)[0])
+        return float(sum(v[0] for v in self._layer_parts(arr).values()) if key == "all" else self._layer_parts(arr)[key][0])
+
+    def _attention(self, new: np.ndarray, past: np.ndarray, M: int, max_new: int) -> float:
+        """Attention seconds for all layers, from a few reductions over the requests (no Python loop).
+
+        Per layer: FLOPs = 2 x heads x (d_qk + d_v) x sum_i new_i x (past_i + (new_i + 1) / 2)
+        (causal inside the chunk); bytes = KV of every token each request attends to + its q/o rows.
+        """
+        cal = self.cal
+        sum_past = int(past.sum())
+        if max_new <= 1:  # pure decode: new_i = 1, so the dot products reduce to sums
+            np_dot, nn_dot = sum_past, M
+        else:
+            np_dot, nn_dot = int(np.dot(new, past)), int(np.dot(new, new))
+        if max_new <= 1:
+            dqk, dv = self.dims_decode
+        else:
+            dqk, dv = self.dims_prefill
+        heads = self.shapes.q_heads
+        qo_bytes = M * heads * (dqk + dv) * self.wfmt.act_bytes
+        total = 0.0
+        for layers, window in self.attn_kinds:
+            if not layers:
+                continue
+            if window:
+                ctx = past + new
+                seen_sum = int(np.minimum(ctx, window).sum())
+                pairs = float(np.dot(new, np.minimum(past + (new + 1) * 0.5, window)))
+                seen_max = min(int(ctx.max()), window)
+            else:
+                seen_sum = sum_past + M
+                pairs = np_dot + 0.5 * (nn_dot + M)
+                seen_max = int(past.max()) + max_new if not self.split_kv else 0
+            tc = 2.0 * heads * (dqk + dv) * pairs / (self.flops16 * cal.attn_compute_eff)
+            tm = (seen_sum * self.kv_token_bytes + qo_bytes) / (self.bw * cal.kv_read_eff)
+            if not self.split_kv:
+                tm = max(tm, seen_max * self.kv_token_bytes / self.shapes.kv_heads / (cal.attn_cta_gbps * 1e9))
+            total += layers * _knee_scalar(tc, tm, cal.knee_p)
+        return total
+
+    def breakdown(self, batch: StepBatch) -> dict[str, float]:
+        """Seconds per part: linear, elementwise, attention, lm_head, moe, allreduce, overhead, total."""
+        new = np.asarray(batch.new_tokens, dtype=np.float64)
+        past = np.asarray(batch.past_tokens, dtype=np.float64)
+        M = int(new.sum())
+        if M == 0:
+            return {"linear": 0.0, "elementwise": 0.0, "attention": 0.0, "lm_head": 0.0, "moe": 0.0,
+                    "allreduce": 0.0, "overhead": 0.0, "total": 0.0}
+        Mp, graph = (M, False) if self.eager else self._padded(M)
+        out = {k: self._table(v, k, Mp) for k, v in self._part_tables.items()}
+        out["attention"] = self._attention(np.asarray(batch.new_tokens), np.asarray(batch.past_tokens), M,
+                                           int(np.max(batch.new_tokens)))
+        out["lm_head"] = self._table(self._head_table, None, int(batch.sampled))
+        gpu = sum(out.values())
+        L = self.model.num_hidden_layers
+        if graph:
+            over = L * self.cal.graph_gap_s_per_layer
+        else:
+            prefill = bool(new.max() > 1)
+            cpu = L * (self.cal.eager_cpu_s_per_layer_prefill if prefill else self.cal.eager_cpu_s_per_layer_decode)
+            p = self.cal.overlap_p
+            over = (gpu ** p + cpu ** p) ** (1.0 / p) - gpu
+        out["overhead"] = over
+        out["total"] = gpu + over
+        out["padded_tokens"] = float(Mp)
+        return out
+
+    def __call__(self, batch: StepBatch) -> float:
+        new, past = batch.new_tokens, batch.past_tokens
+        M = int(new.sum())
+        if M == 0:
+            return 0.0
+        max_new = int(new.max())
+        if self.eager or M >= self._pad.size:
+            Mp, graph = M, False
+        else:
+            Mp, graph = int(self._pad[M]), True
+        gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._table(None, "all", Mp)
+        gpu += self._attention(new, past, M, max_new)
+        s = int(batch.sampled)
+        gpu += float(self._head_table[s]) if s <= self.table_tokens else self._table(None, None, s)
+        cal = self.cal
+        if graph:
+            return gpu + self._layers * cal.graph_gap_s_per_layer
+        cpu = self._layers * (cal.eager_cpu_s_per_layer_prefill if max_new > 1 else cal.eager_cpu_s_per_layer_decode)
+        p = cal.overlap_p
+        return (gpu ** p + cpu ** p) ** (1.0 / p)
