@@ -1,11 +1,36 @@
-"""`vllm-reader capacity` (placeholder until its issue lands)."""
+"""`vllm-reader capacity CONFIG`: memory breakdown, KV blocks and tokens, concurrency, fragmentation."""
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
+from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
+                     load_and_resolve, load_options)
+
 
 def register(app: typer.Typer) -> None:
-    @app.command("capacity", hidden=True)
-    def _placeholder() -> None:
-        """Not built yet."""
-        raise typer.Exit(3)
+    @app.command("capacity")
+    def capacity(
+        config: ConfigArg,
+        vllm_version: VersionOpt = None,
+        gpu: GpuOpt = None,
+        gpus: GpusOpt = None,
+        model: ModelOpt = None,
+        workload: WorkloadOpt = None,
+        set_values: SetOpt = None,
+        pick: PickOpt = None,
+        usage_context: UsageOpt = "serve",
+        fmt: Annotated[str, typer.Option("--format", "-f", metavar="text|markdown|json")] = "text",
+    ) -> None:
+        """Memory per GPU as vLLM accounts it, KV blocks and tokens, max concurrency, fragmentation."""
+        from ..capacity.api import compute_capacity
+        from ..pipeline import capacity_request, optional_workload
+        from ..render.capacity_view import render_capacity
+
+        options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context)
+        resolved = load_and_resolve(config, options)
+        cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
+        typer.echo(render_capacity(cap, fmt))
+        if cap.startup_error is not None:
+            raise typer.Exit(1)

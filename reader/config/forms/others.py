@@ -175,11 +175,10 @@ def _benchmark_workload(client: dict[str, Any], concurrency: Any) -> Optional[di
     output = get("random-output-len", "random_output_len")
     if prompt is None or output is None:
         return None
-    spec: dict[str, Any] = {"prompt": {"kind": "fixed", "mean": int(prompt)},
-                            "output": {"kind": "fixed", "mean": int(output)},
+    spec: dict[str, Any] = {"prompt_len": int(prompt), "output_len": int(output),
                             "num_requests": int(get("num_prompts", "num-prompts") or 200)}
     if isinstance(concurrency, list) and concurrency:
-        spec.update({"arrival": "closed", "concurrency": int(max(concurrency))})
+        spec["arrival"] = {"process": "closed", "concurrency": int(max(concurrency))}
     return spec
 
 

@@ -1,0 +1,103 @@
+"""Glue between stages: a resolved deployment becomes the inputs of the capacity model, the
+step-time model and the simulator. Each function maps typed outputs of one stage onto the typed
+inputs of the next; none of them computes anything of its own.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .config.resolve import ResolvedDeployment
+from .errors import ReaderError
+
+
+def workload_spec(r: ResolvedDeployment, override: Any = None) -> Any:
+    """The workload to analyse: --workload, the comment block, the file's own (benchmark JSON), or the chat preset."""
+    from .sim.workload import load_workload
+
+    source = override if override is not None else r.deployment.context.workload
+    if source is None:
+        return load_workload({"preset": "chat"})
+    if isinstance(source, str) and not source.endswith((".yaml", ".yml", ".json", ".jsonl", ".csv")):
+        return load_workload({"preset": source})
+    if isinstance(source, str):
+        from pathlib import Path
+        base = Path(r.deployment.source).parent if r.deployment.context.workload_origin == "comment" else Path.cwd()
+        path = Path(source) if Path(source).is_absolute() else base / source
+        return load_workload(str(path))
+    return load_workload(source)
+
+
+def workload_is_default(r: ResolvedDeployment, override: Any = None) -> bool:
+    return override is None and r.deployment.context.workload is None
+
+
+def context_stats(workload: Any) -> tuple[float, float, float]:
+    """Mean, P99 and standard deviation of prompt+output length over the workload's requests."""
+    import numpy as np
+
+    total = (workload.prompt_len + workload.output_len).astype(float)
+    return float(total.mean()), float(np.percentile(total, 99)), float(total.std())
+
+
+def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
+    from .capacity.api import CapacityRequest
+
+    model = r.require_model()
+    v = r.value
+    max_len = v("max_model_len")
+    if max_len in (None, -1):
+        max_len = model.max_position_embeddings
+    quant_item = r.values.get("quantization")
+    partition = r.deployment.env.get("VLLM_PP_LAYER_PARTITION")
+    mean = p99 = sd = None
+    if workload is not None:
+        mean, p99, sd = context_stats(workload)
+    spec = r.speculative
+    try:
+        return CapacityRequest(
+            model=model, gpu=r.require_gpu(), vllm_version=r.version, engine=r.engine,
+            tensor_parallel_size=v("tensor_parallel_size") or 1, pipeline_parallel_size=v("pipeline_parallel_size") or 1,
+            data_parallel_size=v("data_parallel_size") or 1, enable_expert_parallel=bool(v("enable_expert_parallel")),
+            pp_layer_partition=tuple(int(x) for x in partition.split(",")) if partition else None,
+            dtype=v("dtype") or "auto",
+            quantization=quant_item.value if quant_item is not None and quant_item.origin == "user" else None,
+            kv_cache_dtype=v("kv_cache_dtype") or "auto", block_size=v("block_size") or 16, max_model_len=max_len,
+            max_num_batched_tokens=v("max_num_batched_tokens"), max_num_seqs=v("max_num_seqs"),
+            gpu_memory_utilization=v("gpu_memory_utilization"), kv_cache_memory_bytes=v("kv_cache_memory_bytes"),
+            cpu_offload_gb=v("cpu_offload_gb") or 0, num_gpu_blocks_override=v("num_gpu_blocks_override"),
+            enforce_eager=bool(v("enforce_eager")),
+            cudagraph_capture_sizes=tuple(v("cudagraph_capture_sizes")) if v("cudagraph_capture_sizes") else None,
+            max_cudagraph_capture_size=r.derived["max_cudagraph_capture_size"].value or None
+            if "max_cudagraph_capture_size" in r.derived else None,
+            speculative_method=spec.method if spec else None,
+            num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
+            disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
+            workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
+        )
+    except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)
+        raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
+
+
+def step_time_model(r: ResolvedDeployment) -> Any:
+    from .capacity.steptime import StepTimeModel
+
+    v = r.value
+    quant_item = r.values.get("quantization")
+    return StepTimeModel(
+        r.require_model(), r.require_gpu(), tp=v("tensor_parallel_size") or 1, pp=v("pipeline_parallel_size") or 1,
+        quantization=quant_item.value if quant_item is not None and quant_item.origin == "user" else None,
+        dtype=v("dtype") or "auto", kv_cache_dtype=v("kv_cache_dtype") or "auto",
+        enforce_eager=bool(v("enforce_eager")),
+        cudagraph_capture_sizes=v("cudagraph_capture_sizes") or None,
+        max_num_seqs=v("max_num_seqs"), max_num_batched_tokens=v("max_num_batched_tokens"),
+        ep=(v("tensor_parallel_size") or 1) * (v("data_parallel_size") or 1) if v("enable_expert_parallel") else 1,
+        dp=v("data_parallel_size") or 1,
+    )
+
+
+def optional_workload(r: ResolvedDeployment, override: Optional[str]) -> Any:
+    """The generated workload when one is given (capacity shows concurrency at its lengths), else None."""
+    if override is None and r.deployment.context.workload is None:
+        return None
+    from .sim.workload import generate
+    return generate(workload_spec(r, override))
