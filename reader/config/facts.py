@@ -16,11 +16,20 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total |
 | `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
 | `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
+| `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
 | `env.<NAME>` | environment variables the vLLM process gets |
 | `placeholders` | number of unresolved placeholders |
+| `option.<dest>`, `spelling.<dest>` | for a flag the user set: the canonical option string (`--swap-space`) and the spelling the loader recorded |
+| `deprecated.<dest>` | true when the version's flag table registers the user's flag as deprecated (or its help says so) |
+| `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
+| `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
+| `compilation.<key>` | a key of the user's `--compilation-config` mapping as written (`cudagraph_capture_sizes`, `max_cudagraph_capture_size`, ...) |
+| `given_max.<dest>` | the largest element of a list-valued flag the user set (`cudagraph_capture_sizes`) |
+| `model_name` | the model as the config names it (None when the file names none) |
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .resolve import ResolvedDeployment
@@ -50,7 +59,43 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
     _gpu(r, out)
     for name, value in d.env.items():
         out[f"env.{name}"] = value
+    _flag_details(r, out)
     return out
+
+
+def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
+    """Spelling, deprecation and the inside of JSON-valued flags, for the rules in rules/validation/."""
+    from ..versions import parse_version
+    from .flagtable import flag_table
+
+    d = r.deployment
+    out["model_name"] = d.model
+    table = flag_table(parse_version(r.version))
+    for dest, flag in d.flags.items():
+        out[f"option.{dest}"] = flag.option
+        out[f"spelling.{dest}"] = flag.spelling
+        spec = table.spec_for_dest(dest) if flag.in_version else None
+        if spec is not None and (spec.get("deprecated") or spec.get("deprecated_in_help")):
+            out[f"deprecated.{dest}"] = True
+        suggested = spec.get("suggested") if spec is not None else None
+        if suggested and isinstance(flag.value, str) and flag.value not in suggested:
+            out[f"unlisted_value.{dest}"] = list(suggested)
+        if isinstance(flag.value, list) and flag.value and all(isinstance(v, (int, float)) for v in flag.value):
+            out[f"given_max.{dest}"] = max(flag.value)
+    for dest, prefix in (("speculative_config", "spec.config."), ("compilation_config", "compilation.")):
+        flag = d.flags.get(dest)
+        value = flag.value if flag is not None else None
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = None
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, (str, int, float, bool)) or item is None:
+                    out[prefix + str(key)] = item
+                elif isinstance(item, list):
+                    out[prefix + str(key)] = list(item)
 
 
 def _speculative(r: ResolvedDeployment, out: dict[str, Any]) -> None:
@@ -86,4 +131,5 @@ def _gpu(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     if g is not None:
         out.update({"gpu.id": g.id, "gpu.vendor": g.vendor, "gpu.arch": g.arch, "gpu.memory_gib": g.memory_gib,
                     "gpu.has_fp8": g.fp8_tflops is not None, "gpu.assumed": r.gpu_assumed})
-    out.update({"gpu.count": r.gpu_count, "gpu.count_assumed": r.gpu_count_assumed})
+    out.update({"gpu.count": r.gpu_count, "gpu.count_assumed": r.gpu_count_assumed,
+                "gpu.count_origin": r.deployment.context.gpu_count_origin})

@@ -1,0 +1,397 @@
+"""Loading the rule files: rules/validation/*.yaml and the rules generated from rules/compat-matrix.yaml.
+
+Every problem in a rule file is a RuleLoadError (a ReaderError, so the CLI prints one paragraph and
+exits 2) naming the file, the rule id and the line: unknown operator, unknown severity, bad version
+range, duplicate id, missing field, unknown field.
+
+Loading is fast on purpose (the check runs on every commit): YAML is read with the C loader when
+PyYAML has it, and line numbers are looked up (a second, slower parse) only when there is an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from ..errors import ReaderError
+from ..versions import VersionRange, VersionTuple
+from .conditions import AllOf, Condition, ConditionError, compile_condition, parse_ranges
+
+try:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+class RuleLoadError(ReaderError):
+    """A rule file that does not follow rules/README.md."""
+
+
+_UNSET = object()
+
+
+class LoadedRule:
+    """One validated rule: its fields (`spec`), version ranges and compiled condition.
+
+    The condition is compiled on first use, so only the rules active for the checked version pay for it.
+    """
+
+    __slots__ = ("spec", "ranges", "file", "index", "theme", "generated_from", "list_key", "_cond", "_messages")
+
+    def __init__(self, spec: Any, ranges: tuple[VersionRange, ...], file: str, index: Optional[int], theme: str,
+                 generated_from: Optional[tuple[str, str]] = None, list_key: str = "rules",
+                 cond: Any = _UNSET) -> None:
+        self.spec = spec
+        self.ranges = ranges
+        self.file = file
+        self.index = index  # position in the file's list of rules (its line is looked up only when needed)
+        self.theme = theme
+        self.generated_from = generated_from  # matrix pair the rule was generated from
+        self.list_key = list_key
+        self._cond = cond
+        self._messages: Any = None
+
+    @property
+    def cond(self) -> Optional[Condition]:
+        if self._cond is _UNSET:
+            self._cond = _compile(self.spec)
+        return self._cond
+
+    @property
+    def vllm_messages(self) -> tuple[tuple[tuple[VersionRange, ...], str], ...]:
+        if self._messages is None:
+            self._messages = _vllm_messages(self.spec.vllm_message)
+        return self._messages
+
+    @property
+    def line(self) -> Optional[int]:
+        return rule_line(self.file, self.index, self.list_key)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def severity(self) -> str:
+        return self.spec.severity
+
+    def active(self, version: VersionTuple) -> bool:
+        return any(r.contains(version) for r in self.ranges)
+
+    def vllm_message_for(self, version: Optional[VersionTuple]) -> Optional[str]:
+        for ranges, text in self.vllm_messages:
+            if version is None or any(r.contains(version) for r in ranges):
+                return text
+        return None
+
+    def versions_text(self) -> str:
+        return ", ".join(_range_words(r) for r in self.ranges)
+
+
+def _compile(spec: Any) -> Optional[Condition]:
+    cond = compile_condition(spec.when, "when") if spec.when is not None else None
+    if cond is None and spec.each and spec.each.endswith(".*"):
+        cond = AllOf(())
+    return cond
+
+
+class SpecView:
+    """A rule's fields read from the lock file, with RuleSpec's attribute names, without pydantic."""
+
+    FIELDS = {"id": None, "name": None, "severity": None, "theme": None, "versions": None, "engine": None,
+              "each": None, "when": None, "message": None, "vllm_message": None, "fix": None, "why": None,
+              "source": None, "keys": [], "notes": None, "overrides": []}
+    __slots__ = (*FIELDS, "example")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        for name, default in self.FIELDS.items():
+            value = data.get(name, default)
+            setattr(self, name, list(value) if isinstance(default, list) else value)
+        self.example = ExampleView(data["example"])
+
+    def source_list(self) -> list[str]:
+        return [self.source] if isinstance(self.source, str) else list(self.source)
+
+    def notes_list(self) -> list[str]:
+        if self.notes is None:
+            return []
+        return [self.notes] if isinstance(self.notes, str) else list(self.notes)
+
+
+class ExampleView:
+    __slots__ = ("config", "file", "vllm_version", "gpu", "gpus", "model")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.config = data["config"]
+        self.file = data.get("file", "example.sh")
+        self.vllm_version = data.get("vllm_version")
+        self.gpu = data.get("gpu")
+        self.gpus = data.get("gpus")
+        self.model = data.get("model")
+
+
+def _range_words(r: VersionRange) -> str:
+    text = str(r)
+    if text.startswith(".."):
+        return "up to " + text[2:]
+    if text.endswith(".."):
+        return text[:-2] + " and later"
+    return text.replace("..", " to ")
+
+
+LOCK_NAME = "rules.lock.json"
+LOCK_FORMAT = 1
+
+
+@dataclass
+class RuleSet:
+    rules: list[LoadedRule]
+    root: Optional[Path] = None
+    from_lock: bool = False
+
+    def __post_init__(self) -> None:
+        self.by_id = {rule.id: rule for rule in self.rules}
+        self._matrix: Optional[dict[str, Any]] = None
+
+    def get(self, rule_id: str) -> Optional[LoadedRule]:
+        return self.by_id.get(rule_id.strip().upper())
+
+    def active(self, version: VersionTuple) -> list[LoadedRule]:
+        return [rule for rule in self.rules if rule.active(version)]
+
+    @property
+    def matrix(self) -> Optional[dict[str, Any]]:
+        """The compatibility matrix data (read on first use: only `rules --matrix` needs it)."""
+        if self._matrix is None and self.root is not None and (self.root / "compat-matrix.yaml").is_file():
+            from .matrix import load_matrix
+
+            self._matrix, _ = load_matrix(self.root / "compat-matrix.yaml")
+        return self._matrix
+
+
+def rules_dir() -> Path:
+    from ..resources import data_dir
+
+    return data_dir("rules")
+
+
+def source_files(base: Path) -> list[Path]:
+    """The files the rules are built from, in a stable order."""
+    files = sorted((base / "validation").glob("*.yaml")) if (base / "validation").is_dir() else []
+    matrix = base / "compat-matrix.yaml"
+    return files + ([matrix] if matrix.is_file() else [])
+
+
+def sources_digest(base: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in source_files(base):
+        h.update(path.relative_to(base).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def load_rules(root: Optional[str] = None, use_lock: bool = True) -> RuleSet:
+    """All shipped rules (or those under `root`, for tests), sorted by id.
+
+    Fast path: rules/rules.lock.json (the validated, expanded rules; `python -m reader.rules_engine.generate`
+    writes it) when its digest matches the rule files. Otherwise the YAML is read and validated.
+    """
+    base = Path(root) if root else rules_dir()
+    if use_lock:
+        ruleset = _from_lock(base)
+        if ruleset is not None:
+            return ruleset
+    return RuleSet(load_from_yaml(base), base)
+
+
+def load_from_yaml(base: Path) -> list[LoadedRule]:
+    loaded: list[LoadedRule] = []
+    seen: dict[str, tuple[str, Optional[int]]] = {}
+    for path in source_files(base):
+        if path.name == "compat-matrix.yaml":
+            from .matrix import load_matrix
+
+            _, rules = load_matrix(path)
+        else:
+            rules = load_rule_file(path)
+        for rule in rules:
+            _check_duplicate(rule, seen)
+            loaded.append(rule)
+    known = {rule.id for rule in loaded}
+    for rule in loaded:
+        for target in rule.spec.overrides:
+            if target not in known:
+                raise RuleLoadError(f"rule {rule.id}: 'overrides' names {target}, which no rule file defines.",
+                                    file=rule.file, line=rule.line)
+    loaded.sort(key=lambda r: r.id)
+    return loaded
+
+
+def lock_document(base: Path) -> dict[str, Any]:
+    """The content of rules/rules.lock.json for the rule files under `base` (validating them)."""
+    rules = load_from_yaml(base)
+    entries = []
+    for rule in rules:
+        entries.append({
+            "spec": rule.spec.model_dump(mode="json", exclude_none=True),
+            "ranges": [[list(r.low) if r.low else None, list(r.high) if r.high else None] for r in rule.ranges],
+            "file": Path(rule.file).resolve().relative_to(base.resolve()).as_posix(),
+            "index": rule.index, "theme": rule.theme, "list_key": rule.list_key,
+            "generated_from": list(rule.generated_from) if rule.generated_from else None,
+        })
+    return {"lock_format": LOCK_FORMAT, "digest": sources_digest(base), "count": len(entries), "rules": entries}
+
+
+def _from_lock(base: Path) -> Optional[RuleSet]:
+    import json
+
+    path = base / LOCK_NAME
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("lock_format") != LOCK_FORMAT or data.get("digest") != sources_digest(base):
+        return None
+    rules = []
+    for entry in data["rules"]:
+        ranges = tuple(VersionRange(tuple(lo) if lo else None, tuple(hi) if hi else None) for lo, hi in entry["ranges"])
+        rules.append(LoadedRule(
+            spec=SpecView(entry["spec"]), ranges=ranges, file=str(base / entry["file"]), index=entry["index"],
+            theme=entry["theme"], generated_from=tuple(entry["generated_from"]) if entry.get("generated_from") else None,
+            list_key=entry.get("list_key", "rules")))
+    return RuleSet(rules, base, from_lock=True)
+
+
+def _check_duplicate(rule: LoadedRule, seen: dict[str, tuple[str, Optional[int]]]) -> None:
+    if rule.id in seen:
+        file, line = seen[rule.id]
+        where = f"{file}:{line}" if line else file
+        raise RuleLoadError(f"duplicate rule id {rule.id}: it is already defined at {where}. Rule ids are stable and "
+                            "unique; give the new rule the next free id.", file=rule.file, line=rule.line)
+    seen[rule.id] = (rule.file, rule.line)
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise RuleLoadError(f"cannot read the rule file ({err.strerror}).", file=str(path)) from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise RuleLoadError(f"malformed YAML: {getattr(err, 'problem', None) or err}.", file=str(path),
+                            line=mark.line + 1 if mark else None) from None
+
+
+def item_lines(path: Path, key: str) -> list[Optional[int]]:
+    """1-based line of each item of the top-level list `key` (the slow path, used for messages)."""
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return []
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in v.value]
+    return []
+
+
+def load_rule_file(path: Path) -> list[LoadedRule]:
+    from pydantic import ValidationError
+
+    from .schema import RuleFile
+
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise RuleLoadError("a rule file is a mapping with 'schema: 1' and a list of 'rules'.", file=str(path), line=1)
+    try:
+        header = RuleFile.model_validate(data)
+    except ValidationError as err:
+        raise RuleLoadError(f"bad rule file: {_pydantic_words(err)}.", file=str(path), line=1) from None
+    out = []
+    for index, raw in enumerate(header.rules):
+        try:
+            out.append(build_rule(raw, str(path), index, header.theme))
+        except RuleLoadError as err:
+            err.line = rule_line(str(path), index, "rules")
+            raise
+    return out
+
+
+@lru_cache(maxsize=64)
+def _lines_of(file: str, key: str) -> tuple[Optional[int], ...]:
+    return tuple(item_lines(Path(file), key))
+
+
+def rule_line(file: str, index: Optional[int], key: str = "rules") -> Optional[int]:
+    """The line where the index-th item of the file's `key` list starts (computed only when asked)."""
+    if index is None:
+        return None
+    lines = _lines_of(file, key)
+    return lines[index] if index < len(lines) else None
+
+
+def build_rule(raw: Any, file: str, index: Optional[int], default_theme: Optional[str],
+               generated_from: Optional[tuple[str, str]] = None, list_key: str = "rules") -> LoadedRule:
+    from pydantic import ValidationError
+
+    from .schema import RuleSpec
+
+    line = None  # filled in by the caller from `index` when an error is raised
+    rule_id = raw.get("id") if isinstance(raw, dict) else None
+    label = f"rule {rule_id}" if isinstance(rule_id, str) else "a rule without an id"
+    if not isinstance(raw, dict):
+        raise RuleLoadError(f"{label}: each rule is a mapping of fields.", file=file, line=line)
+    try:
+        spec = RuleSpec.model_validate(raw)
+    except ValidationError as err:
+        raise RuleLoadError(f"{label}: {_pydantic_words(err)}.", file=file, line=line) from None
+    theme = spec.theme or default_theme
+    if theme is None:
+        raise RuleLoadError(f"{label}: no theme (set 'theme' on the rule or at the top of the file).", file=file,
+                            line=line)
+    if spec.when is None and not (spec.each or "").endswith(("note:warning", "note:info")):
+        raise RuleLoadError(f"{label}: 'when' is required (only a note family may omit it).", file=file, line=line)
+    try:
+        ranges = parse_ranges(spec.versions, "versions")
+        cond = _compile(spec)
+        _vllm_messages(spec.vllm_message)
+    except ConditionError as err:
+        raise RuleLoadError(f"{label}: {err}.", file=file, line=line) from None
+    return LoadedRule(spec=spec, ranges=ranges, file=file, index=index, theme=theme, generated_from=generated_from,
+                      list_key=list_key, cond=cond)
+
+
+def _vllm_messages(raw: Any) -> tuple[tuple[tuple[VersionRange, ...], str], ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return (((VersionRange(None, None),), raw),)
+    return tuple((parse_ranges(key, "vllm_message"), text) for key, text in raw.items())
+
+
+def _pydantic_words(err: Any) -> str:
+    parts = []
+    for item in err.errors()[:3]:
+        where = ".".join(str(p) for p in item["loc"]) or "rule"
+        msg = item["msg"]
+        if item["type"] == "extra_forbidden":
+            msg = "unknown field (see rules/README.md for the fields a rule has)"
+        elif item["type"] == "missing":
+            msg = "missing required field"
+        elif item["type"] == "literal_error":
+            msg = f"{msg}, got {item.get('input')!r}"
+        parts.append(f"'{where}': {msg}")
+    return "; ".join(parts)

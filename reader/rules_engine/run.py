@@ -1,0 +1,119 @@
+"""`vllm-reader check` as a function: configs in, one CheckReport out (the CLI only renders it).
+
+Exit codes (README): 0 passed; 1 a finding at or above --fail-on (default error); 2 bad input (a
+config that cannot be read, a bad option, a malformed rule file). With several configs (pre-commit
+passes every changed file) the exit code is the highest over the configs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, ReaderError
+
+FAIL_ON = ("error", "warning", "never")
+FORMATS = ("text", "markdown", "json", "sarif")
+
+
+@dataclass
+class CheckOptions:
+    vllm_version: Optional[str] = None
+    gpu: Optional[str] = None
+    gpus: Optional[int] = None
+    model: Optional[str] = None
+    set_values: list[str] = field(default_factory=list)
+    pick: Optional[int] = None
+    usage_context: str = "serve"
+    fail_on: str = "error"
+    ignore: list[str] = field(default_factory=list)
+    only: list[str] = field(default_factory=list)
+
+
+def exit_code_for(findings: list[Any], fail_on: str, bad_input: bool) -> int:
+    if bad_input:
+        return EXIT_BAD_INPUT
+    if fail_on == "never":
+        return EXIT_OK
+    levels = {"error"} if fail_on == "error" else {"error", "warning"}
+    return EXIT_FINDINGS if any(f.severity in levels for f in findings) else EXIT_OK
+
+
+def resolve_rule_ids(ids: list[str], ruleset: Any, option: str) -> list[str]:
+    out = []
+    for raw in ids:
+        for part in str(raw).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            rule = ruleset.get(part) or next((r for r in ruleset.rules if r.spec.name == part.lower()), None)
+            if rule is None:
+                raise ReaderError(f"{option} {part}: no such rule.{did_you_mean(part, ruleset)} "
+                                  "`vllm-reader rules` lists them.", key=option)
+            out.append(rule.id)
+    return out
+
+
+def did_you_mean(text: str, ruleset: Any) -> str:
+    import difflib
+
+    probe = text.strip().upper() if text.strip()[:2].lower() == "vr" else text.strip().lower()
+    candidates = [r.id for r in ruleset.rules] + [r.spec.name for r in ruleset.rules]
+
+    def score(c: str) -> tuple[float, int]:
+        same_place = sum(1 for a, b in zip(probe, c) if a == b)
+        return (difflib.SequenceMatcher(None, probe, c).ratio(), same_place)
+
+    ranked = sorted((c for c in candidates if score(c)[0] >= 0.5 or c.startswith(probe)), key=score, reverse=True)[:3]
+    if not ranked:
+        return ""
+    names = []
+    for c in ranked:
+        rule = ruleset.get(c) or next(r for r in ruleset.rules if r.spec.name == c)
+        names.append(f"{rule.id} ({rule.spec.name})")
+    return " Did you mean " + " or ".join(dict.fromkeys(names)) + "?"
+
+
+def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> Any:
+    from .. import __version__
+    from ..commands.common import load_and_resolve, load_options
+    from .engine import check_resolved
+    from .findings import CheckReport, ConfigResult, Summary, ToolInfo
+    from .loader import load_rules
+
+    if opts.fail_on not in FAIL_ON:
+        raise ReaderError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not '{opts.fail_on}'.", key="--fail-on")
+    ruleset = ruleset or load_rules()
+    ignored = set(resolve_rule_ids(opts.ignore, ruleset, "--ignore"))
+    only = resolve_rule_ids(opts.only, ruleset, "--rule") or None
+    results, findings, skipped = [], [], []
+    for config in configs:
+        try:
+            options = load_options(opts.vllm_version, opts.gpu, opts.gpus, opts.model, None, opts.set_values or None,
+                                   opts.pick, opts.usage_context)
+            resolved = load_and_resolve(config, options)
+        except ReaderError as err:
+            results.append(ConfigResult.model_construct(config=config, status="bad-input", vllm_version=None,
+                                                        vllm_version_origin=None, engine=None, form=None,
+                                                        rules_evaluated=0, error=err.render()))
+            continue
+        evaluated = check_resolved(resolved, ruleset, config=config, only=only)
+        mine = [f for f in evaluated.findings if f.rule_id not in ignored]
+        findings += mine
+        skipped += [s for s in evaluated.skipped if s.rule_id not in ignored]
+        d = resolved.deployment
+        results.append(ConfigResult.model_construct(
+            config=config, status="checked", vllm_version=resolved.version,
+            vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
+            rules_evaluated=evaluated.rules_evaluated, error=None))
+    bad = sum(1 for r in results if r.status == "bad-input")
+    code = exit_code_for(findings, opts.fail_on, bad > 0)
+    versions = {r.vllm_version for r in results if r.vllm_version}
+    summary = Summary.model_construct(
+        errors=sum(1 for f in findings if f.severity == "error"),
+        warnings=sum(1 for f in findings if f.severity == "warning"),
+        infos=sum(1 for f in findings if f.severity == "info"),
+        configs=len(results), bad_input=bad, fail_on=opts.fail_on, exit_code=code)
+    return CheckReport.model_construct(
+        schema_version=1, tool=ToolInfo.model_construct(name="vllm-reader", version=__version__),
+        vllm_version=versions.pop() if len(versions) == 1 else None, configs=results, findings=findings,
+        skipped=skipped, summary=summary)

@@ -1,0 +1,163 @@
+"""The corpus table: what `check` says about each of the 46 real public configs, and which rule (or the
+capacity model) catches each config that really failed at start-up, with the same cause.
+
+Default version: the one the file implies (image tag), else the newest known release (0.33.0). Only
+error and warning findings are listed; info findings (an assumed GPU, an unknown model) are not.
+"""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from _rules_helpers import CORPUS, fired
+from reader.rules_engine.run import CheckOptions, check_files
+
+# file -> (status, vLLM release used, {error and warning rule ids})
+TABLE = {
+    "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml": ("checked", "0.7.3", set()),
+    "docker_dagnaputra_qwen2.5-7b.sh": ("checked", "0.33.0", set()),
+    "docker_dockerapps_deepseek-v3_no_tp.ps1": ("checked", "0.6.6", set()),
+    "docker_openreinforcedagent_bnb_v0.7.2.sh": ("checked", "0.6.6", set()),
+    # max_num_seqs 1 x max_model_len 1024 < max_num_batched_tokens 8192: vLLM warns at start-up
+    "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": ("checked", "0.11.0", {"VR203"}),
+    # --swap-space (removed in 0.18.0) at the newest release; the image is a custom Vertex build
+    "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": ("checked", "0.33.0", {"VR102"}),
+    "issue_gpustack-2259_gemma-3-27b_tp3.sh": ("checked", "0.33.0", {"VR501"}),
+    # a KAITO preset names no vLLM arguments: the loader refuses it with the reason
+    "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": ("bad-input", None, set()),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("checked", "0.33.0", set()),
+    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": ("checked", "0.33.0", set()),
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("checked", "0.33.0", set()),
+    # at 0.33.0 the legacy flags are refused first; the PP x MTP cause is caught at its own release (below)
+    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": ("checked", "0.33.0", {"VR104", "VR107", "VR307"}),
+    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": ("checked", "0.33.0", {"VR213"}),
+    "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": ("checked", "0.33.0", set()),
+    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": ("checked", "0.33.0", set()),
+    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": ("checked", "0.33.0", {"VR104", "VR105", "VR108"}),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("checked", "0.33.0", set()),
+    "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("checked", "0.33.0", set()),
+    "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": ("checked", "0.33.0", set()),
+    "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("checked", "0.33.0", set()),
+    # $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) and ${LWS_LEADER_ADDRESS} are not defined in the file
+    "llmd_wide-ep-lws_decode_leaderworkerset.yaml": ("checked", "0.33.0", {"VR901"}),
+    "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("checked", "0.33.0", set()),
+    "prodstack_gie_gpu-deployment.yaml": ("checked", "0.33.0", set()),
+    "prodstack_multi-round-qa_model.yaml": ("checked", "0.33.0", set()),
+    "prodstack_values-02-basic-config.yaml": ("checked", "0.33.0", set()),
+    "prodstack_values-05-cpu-offloading.yaml": ("checked", "0.33.0", set()),
+    # PP=2 on a Ray cluster; the manifest reading gives 1 GPU (the Ray head's GPU is not counted): a warning
+    "prodstack_values-15b-pipeline-parallel-ray.yaml": ("checked", "0.33.0", {"VR507"}),
+    "prodstack_values-16-disagg-prefill.yaml": ("checked", "0.33.0", set()),
+    "prodstack_values-25-v100-tp2.yaml": ("checked", "0.8.5", set()),
+    "recipes_deepseek-r1_8xh200_tp8_ep.sh": ("checked", "0.33.0", set()),
+    "recipes_gpt-oss-120b_8xh100_eval.sh": ("checked", "0.33.0", set()),
+    "recipes_gpt-oss-120b_h100_tp1_oom_workaround.sh": ("checked", "0.33.0", set()),
+    "recipes_gpt-oss-120b_mi300x_rocm.sh": ("checked", "0.33.0", set()),
+    "recipes_gpt-oss_blackwell.yaml": ("checked", "0.33.0", set()),
+    "recipes_gpt-oss_eagle3_hopper.yaml": ("checked", "0.33.0", set()),
+    "recipes_kimi-k2-thinking_tp8_dcp8.sh": ("checked", "0.33.0", set()),
+    "recipes_llama3.3_hopper.yaml": ("checked", "0.33.0", set()),
+    "recipes_llama4_blackwell.yaml": ("checked", "0.33.0", set()),
+    "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": ("checked", "0.33.0", set()),
+    # "method": "qwen3_next_mtp": a deprecated alias of "mtp" at 0.18.x (VR323); not verified at 0.33.0
+    "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", set()),
+    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", set()),
+    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("checked", "0.33.0", set()),
+    "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": ("checked", "0.33.0", set()),
+    "vllm_docs_serve_args_config.yaml": ("checked", "0.33.0", set()),
+    "vllm_perf-benchmarks_serving-tests-rocm.json": ("checked", "0.33.0", set()),
+    "vllm_perf-benchmarks_serving-tests.json": ("checked", "0.33.0", {"VR102"}),
+}
+
+# The configs the corpus index marks failed_at_startup_in_source, and what catches each with vLLM's cause.
+# ("rule", release the failure happened on, rule id, words of the cause) / ("capacity", cause) / ("none", why)
+STARTUP_FAILURES = {
+    "issue_gpustack-2259_gemma-3-27b_tp3.sh":
+        ("rule", "0.8.5", "VR501", "attention heads, which tensor_parallel_size 3 does not divide"),
+    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh":
+        ("rule", "0.7.3", "VR602", "does not support speculative decoding with pipeline parallelism"),
+    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh":
+        ("none", "'Speculative decoding not yet supported for RayGPU backend.' is an assertion of vLLM 0.4.x's "
+                 "RayGPUExecutor (TP>1 used Ray by default then); vLLM 0.4.1 is older than the oldest release this "
+                 "tool holds facts for (0.6.3), where Ray runs speculative decoding"),
+    "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": ("capacity", "KV cache too small for max_model_len"),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("capacity", "max_model_len larger than the KV cache"),
+    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh":
+        ("capacity", "KV cache too small for max_model_len"),
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("capacity", "no available memory for the cache blocks"),
+    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": ("capacity", "no available memory for the cache blocks"),
+    "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": ("capacity", "no available memory for the cache blocks"),
+    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh":
+        ("capacity", "KV cache too small for max_model_len (smallest PP stage)"),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("capacity", "no available memory for the cache blocks"),
+}
+
+INDEX = yaml.safe_load((CORPUS / "INDEX.yaml").read_text(encoding="utf-8"))
+
+
+def test_the_table_covers_every_corpus_config():
+    on_disk = {p.name for p in CORPUS.iterdir() if not p.name.endswith(".provenance.txt") and p.name != "INDEX.yaml"}
+    indexed = {entry["file"] for entry in INDEX["files"]}
+    assert len(on_disk) == INDEX["count"] == 46
+    assert set(TABLE) == on_disk == indexed
+
+
+def test_every_real_startup_failure_is_in_the_failure_table():
+    failed = {e["file"] for e in INDEX["files"] if e.get("failed_at_startup_in_source")}
+    assert failed == set(STARTUP_FAILURES)
+
+
+@pytest.fixture(scope="module")
+def report():
+    return check_files([str(CORPUS / name) for name in sorted(TABLE)], CheckOptions())
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_corpus_row(report, name):
+    status, version, expected = TABLE[name]
+    result = next(c for c in report.configs if c.config.endswith("/" + name))
+    assert result.status == status, result.error
+    assert result.vllm_version == version
+    found = {f.rule_id for f in report.findings if f.config == result.config and f.severity != "info"}
+    assert found == expected
+
+
+def test_the_refused_config_says_why(report):
+    result = next(c for c in report.configs if c.config.endswith("kaito-2132_mistral-small-4-119b_workspace.yaml"))
+    assert "KAITO" in result.error and "preset" in result.error
+
+
+@pytest.mark.parametrize("name", sorted(n for n, v in STARTUP_FAILURES.items() if v[0] == "rule"))
+def test_rules_catch_the_real_startup_failure_with_the_same_cause(name):
+    _, version, rule_id, words = STARTUP_FAILURES[name]
+    report = check_files([str(CORPUS / name)], CheckOptions(vllm_version=version))
+    assert report.summary.exit_code == 1
+    finding = next(f for f in report.findings if f.rule_id == rule_id)
+    assert finding.severity == "error"
+    assert words in finding.message
+    assert finding.locations[0].line is not None
+
+
+def test_the_ray_assertion_predates_every_release_the_tool_knows():
+    name = "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh"
+    assert STARTUP_FAILURES[name][0] == "none"
+    old = check_files([str(CORPUS / name)], CheckOptions(vllm_version="0.4.1"))
+    assert old.summary.exit_code == 2 and "older than the oldest release" in old.configs[0].error
+    oldest = check_files([str(CORPUS / name)], CheckOptions(vllm_version="0.6.3"))
+    assert fired(oldest, "error") == set()  # no rule claims a Ray x speculative-decoding failure at 0.6.3+
+    assert "speculative_model" in {loc.key for f in check_files([str(CORPUS / name)], CheckOptions()).findings
+                                   for loc in f.locations}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, v in STARTUP_FAILURES.items() if v[0] == "capacity"))
+def test_capacity_model_catches_memory_failure(name):
+    """Pending: the memory failures are the capacity model's (reader/capacity). The lead wires
+    reader.capacity.compute_capacity to a ResolvedDeployment and asserts its startup_error has the same
+    kind as vLLM's error (no_kv_memory / max_len_too_long)."""
+    pytest.skip(f"pending: capacity model wiring ({STARTUP_FAILURES[name][1]})")
+
+
+def test_no_memory_failure_is_claimed_by_a_rule():
+    names = [n for n, v in STARTUP_FAILURES.items() if v[0] == "capacity"]
+    report = check_files([str(CORPUS / n) for n in names], CheckOptions())
+    assert fired(report, "error") == set()
