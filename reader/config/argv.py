@@ -189,7 +189,7 @@ class ArgParser:
                in_version: bool, ranges: Optional[str] = None) -> None:
         spec = match.spec
         dest = spec["dest"]
-        spelling = tok.spelling or written
+        spelling = tok.spelling or _split_inline(tok.text)[0]
         unresolved = [u for v in values for u in v.unresolved] + list(tok.unresolved)
         existing = self.out.flags.get(dest)
         given = GivenFlag(

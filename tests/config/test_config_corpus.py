@@ -89,7 +89,7 @@ LOADS = {
         "helm-production-stack", "mistralai/Mistral-7B-Instruct-v0.2",
         {"max_model_len": 32000, "enable_prefix_caching": False}, None, 1, []),  # the chart's default --no-enable-...
     "prodstack_values-15b-pipeline-parallel-ray.yaml": (
-        "helm-production-stack", "distilbert/distilgpt2", {"pipeline_parallel_size": 2}, None, 1, []),
+        "helm-production-stack", "distilbert/distilgpt2", {"pipeline_parallel_size": 2}, None, 2, []),  # Ray head + worker
     "prodstack_values-16-disagg-prefill.yaml": (
         "helm-production-stack", "meta-llama/Llama-3.1-8B-Instruct", {"enable_prefix_caching": True}, None, None, []),
     "prodstack_values-25-v100-tp2.yaml": (

@@ -90,7 +90,17 @@ def _prodstack_model(spec: dict[str, Any], base: tuple, doc: YamlDoc, file: Opti
     tag = version_from_image(image)
     if tag:
         inv.version = Hint(tag, f"image tag {image}", loc("tag"))
-    if "requestGPU" in spec:
+    ray = spec.get("raySpec")
+    if isinstance(ray, dict):
+        # The chart's Ray template (helm/templates/ray-cluster.yaml @ d6eece8a): a head pod with
+        # raySpec.headNode resources plus replicaCount worker pods with the model's resources; it sets
+        # VLLM_USE_V1 to vllmConfig.v1, or "0" when that key is absent.
+        head = int((ray.get("headNode") or {}).get("requestGPU", 0) or 0)
+        workers = int(spec.get("replicaCount", 1) or 1) * int(spec.get("requestGPU", 0) or 0)
+        inv.gpu_count = Hint(head + workers, f"Ray head ({head}) + {spec.get('replicaCount', 1)} worker pod(s)",
+                             loc("raySpec"))
+        inv.env["VLLM_USE_V1"] = str(config.get("v1", "0"))
+    elif "requestGPU" in spec:
         inv.gpu_count = Hint(int(spec["requestGPU"]), "modelSpec.requestGPU", loc("requestGPU"))
     handled = {"enableChunkedPrefill", "enablePrefixCaching", "maxModelLen", "dtype", "tensorParallelSize",
                "maxNumSeqs", "gpuMemoryUtilization", "maxLoras", "extraArgs", "v0", "pipelineParallelSize",
