@@ -1,3 +1,3 @@
-from reader.cli import main
+from reader.entry import main
 
 main()

@@ -20,7 +20,7 @@ COMMAND_MODULES = (
 
 EXIT_INTERNAL = 3
 
-app = typer.Typer(
+_app = typer.Typer(
     name="vllm-reader",
     help="Reads a vLLM serving config before you deploy it: what it will do, what limits it, what to change.\n\n"
     "Exit codes: 0 passed, 1 findings at or above --fail-on, 2 bad input, 3 internal error.",
@@ -33,7 +33,7 @@ app = typer.Typer(
 _state = {"debug": False}
 
 
-@app.callback()
+@_app.callback()
 def _global_options(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback for errors (for bug reports)."),
 ) -> None:
@@ -44,9 +44,39 @@ def debug_enabled() -> bool:
     return _state["debug"]
 
 
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(f"reader.commands.{_name}")
-    _module.register(app)
+_registered: set[str] = set()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`reader.cli.app`: the app with every command (for tests and embedding)."""
+    if name == "app":
+        register_commands(None)
+        return _app
+    raise AttributeError(name)
+
+
+def register_commands(argv: list[str] | None = None) -> None:
+    """Register the command being run, or every command when the user asks for help.
+
+    Typer builds a click command for every registered function at start-up (tens of ms each),
+    and `check` runs on every commit: a known command name registers alone.
+    """
+    wanted = _command_in(argv) if argv is not None else None
+    names = [wanted] if wanted else list(COMMAND_MODULES)
+    for name in names:
+        if name not in _registered:
+            importlib.import_module(f"reader.commands.{name}").register(_app)
+            _registered.add(name)
+
+
+def _command_in(argv: list[str]) -> str | None:
+    if any(arg in ("--help", "-h") for arg in argv):
+        return None
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first is None:
+        return None
+    module = first.replace("-", "_")
+    return module if module in COMMAND_MODULES else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,8 +89,9 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
+    register_commands(args)
     try:
-        app(args=args, prog_name="vllm-reader")
+        _app(args=args, prog_name="vllm-reader")
     except ReaderError as err:
         if debug:
             raise

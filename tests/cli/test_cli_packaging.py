@@ -21,7 +21,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     assert any(n.startswith("reader/_data/templates/") for n in names)
     assert any(n.endswith("entry_points.txt") for n in names)
     entry_points = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    assert "vllm-reader = reader.cli:main" in entry_points
+    assert "vllm-reader = reader.entry:main" in entry_points
 
     target = tmp_path / "site"
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
