@@ -1,0 +1,439 @@
+"""The engine loop on a virtual clock, and the four serving modes.
+
+Clock model (per step k; g_k = step_time(batch), o = scheduler overhead per step):
+
+- synchronous scheduling: schedule(k) runs when step k-1's output has been processed (time c_k);
+  the GPU step starts at s_k = c_k + o and ends at e_k = s_k + g_k; its tokens reach the client at
+  e_k; c_{k+1} = e_k. Requests that arrived by c_k can be scheduled in step k.
+- asynchronous scheduling (vLLM's AsyncScheduler with a batch queue of 2): the CPU schedules step
+  k+1 while step k runs, right after processing step k-1's output, so c_{k+1} = s_k and
+  s_{k+1} = max(e_k, s_k + o): the overhead is hidden unless it exceeds the GPU time. A request
+  arriving during step k is first seen by schedule(k+2). The scheduler treats step k's tokens as
+  already there (output placeholders), so its decisions are the synchronous ones except that a
+  request finishing in step k still holds its blocks and its max_num_seqs slot during schedule(k+1)
+  (it is skipped there) and is released after it.
+
+A step that schedules no tokens runs no model: it costs only o.
+
+Modes:
+- chunked (CONTINUOUS+CHUNKED, the V1 default): the settings as given.
+- continuous: iteration-level admission, whole prompts in one step (chunked prefill off, no
+  long-prefill cap; the token budget is raised to max_model_len as vLLM does without chunking).
+- naive: one request at a time (continuous with max_num_seqs = 1).
+- static: fixed batches padded to the longest prompt and the longest output of the batch; the
+  next batch starts when the whole batch is done (see run_static()).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from ..batch import StepBatch
+from .request import FINISHED, REJECTED, RequestTable, SharedPrefixContent
+from .scheduler import STOP_EMPTY, Scheduler
+from .settings import ResolvedSettings
+from .workload import Workload
+
+# CPU time per engine step outside the model (scheduling, input preparation, output processing).
+# A round figure for vLLM V1 on a server CPU; override per call (simulate(..., overhead_s=...)).
+DEFAULT_SCHEDULER_OVERHEAD_S = 0.0005
+
+MODES = ("naive", "static", "continuous", "chunked")
+StepTimeFn = Callable[[StepBatch], float]
+ProgressFn = Callable[[int, int], None]
+
+
+def settings_for_mode(cfg: ResolvedSettings, mode: str) -> ResolvedSettings:
+    """The scheduler settings a mode runs with."""
+    if mode == "chunked":
+        return cfg
+    if mode in ("continuous", "naive", "static"):
+        budget = max(cfg.max_num_batched_tokens, cfg.max_model_len)
+        changes = dict(enable_chunked_prefill=False, long_prefill_token_threshold=0,
+                       max_num_batched_tokens=budget,
+                       max_num_scheduled_tokens=max(cfg.max_num_scheduled_tokens, budget))
+        if mode == "naive":
+            changes.update(max_num_seqs=1, max_num_active_seqs=1)
+        return replace(cfg, **changes)
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+@dataclass
+class EngineRun:
+    """What happened, per request and per step (input to metrics.py)."""
+
+    mode: str
+    cfg: ResolvedSettings
+    workload: Workload
+    reqs: RequestTable
+    send_time: np.ndarray
+    first_scheduled: np.ndarray
+    first_token: np.ndarray
+    last_token: np.ndarray
+    finish_time: np.ndarray
+    max_itl: np.ndarray
+    itl_chunks: list[np.ndarray]
+    # per step
+    step_start: list[float] = field(default_factory=list)
+    step_end: list[float] = field(default_factory=list)
+    step_tokens: list[int] = field(default_factory=list)
+    step_seqs: list[int] = field(default_factory=list)
+    step_prefill_tokens: list[int] = field(default_factory=list)
+    step_decodes: list[int] = field(default_factory=list)
+    step_kv_usage: list[float] = field(default_factory=list)
+    step_free_blocks: list[int] = field(default_factory=list)
+    step_running: list[int] = field(default_factory=list)
+    step_waiting: list[int] = field(default_factory=list)
+    step_stop: list[str] = field(default_factory=list)
+    step_preempted: list[int] = field(default_factory=list)
+    budget: int = 0
+    recomputed_tokens: int = 0
+    num_preemptions: int = 0
+    prefix_queries: int = 0
+    prefix_hits: int = 0
+    spec_drafts: int = 0
+    spec_accepted: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload, reqs: RequestTable) -> EngineRun:
+    n = wl.num_requests
+    nan = np.full(n, np.nan)
+    return EngineRun(mode, cfg, wl, reqs, send_time=nan.copy(), first_scheduled=nan.copy(), first_token=nan.copy(),
+                     last_token=nan.copy(), finish_time=nan.copy(), max_itl=np.zeros(n), itl_chunks=[],
+                     budget=cfg.max_num_scheduled_tokens)
+
+
+class _Client:
+    """Sends requests: at their arrival time, and only while fewer than max_concurrency are in flight."""
+
+    def __init__(self, wl: Workload) -> None:
+        self.arrival = wl.arrival
+        self.n = wl.num_requests
+        self.next = 0
+        self.slots: list[float] | None = None
+        if wl.max_concurrency is not None:
+            self.slots = [0.0] * min(wl.max_concurrency, self.n)
+            heapq.heapify(self.slots)
+
+    def next_send_time(self) -> float | None:
+        if self.next >= self.n:
+            return None
+        a = float(self.arrival[self.next])
+        if self.slots is None:
+            return a
+        if not self.slots:
+            return None
+        return max(a, self.slots[0])
+
+    def send_until(self, t: float) -> list[tuple[int, float]]:
+        out = []
+        while True:
+            when = self.next_send_time()
+            if when is None or when > t:
+                return out
+            if self.slots is not None:
+                heapq.heappop(self.slots)
+            out.append((self.next, when))
+            self.next += 1
+
+    def done(self, t: float) -> None:
+        if self.slots is not None:
+            heapq.heappush(self.slots, t)
+
+
+def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np.ndarray:
+    """Accepted drafts per request: each draft is accepted with probability `rate` given the
+    ones before it were, so P(accepted >= j) = rate**j."""
+    if rate >= 1.0:
+        return drafts.copy()
+    if rate <= 0.0:
+        return np.zeros_like(drafts)
+    u = rng.random(drafts.size)
+    runs = np.floor(np.log(np.maximum(u, 1e-300)) / math.log(rate)).astype(np.int64)
+    return np.minimum(runs, drafts)
+
+
+def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
+           overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
+           progress: ProgressFn | None = None) -> EngineRun:
+    """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive)."""
+    n = wl.num_requests
+    ids = [str(i) for i in range(n)]
+    reqs = RequestTable(ids, wl.prompt_len, wl.output_len, priority=wl.priority, arrival=wl.arrival)
+    content = SharedPrefixContent(wl.prefix_group, wl.prefix_len, cfg.block_size) if cfg.enable_prefix_caching else None
+    sched = Scheduler.build(cfg, reqs, content, fast_path=fast_path)
+    run = _new_run(mode, cfg, wl, reqs)
+    client = _Client(wl)
+    rng = np.random.default_rng(seed)
+    async_mode = cfg.async_scheduling
+    mml = cfg.max_model_len
+    t = 0.0            # when the next schedule() runs
+    prev_end = None    # end of the GPU step in flight (async)
+    done = 0
+    report_every = max(1, n // 100)
+    next_report = report_every
+    while done < n:
+        for r, when in client.send_until(t):
+            run.send_time[r] = when
+            if reqs.prompt_len[r] >= mml:
+                # vLLM's input processor refuses it (HTTP 400): a failed request.
+                reqs.status[r] = REJECTED
+                client.done(when)
+                done += 1
+            else:
+                sched.add_request(r)
+        if not sched.has_unfinished():
+            when = client.next_send_time()
+            if when is None:
+                break
+            t = max(t, when)
+            prev_end = None
+            continue
+        plan = sched.schedule()
+        released = sched.release_lingering() if async_mode else []
+        c = t
+        for r, resumed in zip(plan.admitted, plan.admitted_resumed):
+            if not resumed:
+                run.first_scheduled[r] = c
+        idx = plan.idx
+        if idx.size == 0:
+            # No model run. With nothing preempted or released, nothing will ever change.
+            if not plan.preempted and not released:
+                dropped = _drop_unschedulable(sched, run, c)
+                if not dropped:
+                    raise RuntimeError("simulation stalled: a step scheduled nothing and changed nothing")
+                done += dropped
+            start = c + overhead_s if prev_end is None else max(prev_end, c + overhead_s)
+            t = start
+            if async_mode:
+                prev_end = start
+            _record_idle_step(run, sched, plan, c, start)
+            continue
+        batch_sampled = plan.after >= plan.ntok
+        batch = StepBatch(plan.n, plan.past, int(batch_sampled.sum()))
+        gpu = float(step_time(batch))
+        if async_mode:
+            start = c + overhead_s if prev_end is None else max(prev_end, c + overhead_s)
+            end = start + gpu
+            t = start
+            prev_end = end
+        else:
+            start = c + overhead_s
+            end = start + gpu
+            t = end
+        is_decode = plan.past + 1 >= plan.ntok
+        accepted = None
+        if plan.spec is not None:
+            drafts = plan.spec[batch_sampled]
+            accepted = _acceptance(rng, drafts, cfg.acceptance_rate)
+            run.spec_drafts += int(drafts.sum())
+            run.spec_accepted += int(accepted.sum())
+        upd = sched.update(plan, accepted, defer_finish=async_mode)
+        _record_tokens(run, upd.sampled, upd.generated, end)
+        if upd.finished.size:
+            run.finish_time[upd.finished] = end
+            for _ in range(upd.finished.size):
+                client.done(end)
+            done += int(upd.finished.size)
+        _record_step(run, sched, plan, start, end, is_decode)
+        if progress is not None and done >= next_report:
+            progress(done, n)
+            next_report = done + report_every
+    if async_mode:
+        sched.release_lingering()
+    run.recomputed_tokens = sched.recomputed_tokens
+    run.num_preemptions = sched.num_preemptions
+    run.prefix_queries = sched.kv.prefix_queries
+    run.prefix_hits = sched.kv.prefix_hits
+    if progress is not None:
+        progress(done, n)
+    return run
+
+
+def _drop_unschedulable(sched: Scheduler, run: EngineRun, t: float) -> int:
+    """Nothing ran and nothing changed: the head of the waiting queue can never be admitted (its
+    prompt needs more KV blocks than the pool has). vLLM would wait forever; we fail it."""
+    if not sched.waiting:
+        return 0
+    r = sched.waiting.pop()
+    sched.reqs.status[r] = REJECTED
+    run.finish_time[r] = np.nan
+    run.notes.append(f"request {r} (prompt {int(sched.reqs.prompt_len[r])} tokens) can never fit the KV cache "
+                     f"({sched.cfg.usable_blocks} usable blocks of {sched.cfg.block_size} tokens): counted as failed")
+    return 1
+
+
+def _record_tokens(run: EngineRun, sampled: np.ndarray, generated: np.ndarray, t: float) -> None:
+    """Token times as a streaming client sees them: one chunk per request per step."""
+    if sampled.size == 0:
+        return
+    first = run.reqs.num_output[sampled] == generated
+    if first.all():
+        run.first_token[sampled] = t
+    else:
+        later = sampled[~first]
+        gaps = t - run.last_token[later]
+        run.itl_chunks.append(gaps)
+        run.max_itl[later] = np.maximum(run.max_itl[later], gaps)
+        if first.any():
+            run.first_token[sampled[first]] = t
+    run.last_token[sampled] = t
+
+
+def _record_step(run: EngineRun, sched: Scheduler, plan, start: float, end: float, is_decode: np.ndarray) -> None:
+    total = int(plan.n.sum())
+    decode_tokens = int(plan.n[is_decode].sum())
+    run.step_start.append(start)
+    run.step_end.append(end)
+    run.step_tokens.append(total)
+    run.step_seqs.append(int(plan.n.size))
+    run.step_prefill_tokens.append(total - decode_tokens)
+    run.step_decodes.append(int(is_decode.sum()))
+    run.step_kv_usage.append(sched.kv.usage())
+    run.step_free_blocks.append(sched.kv.num_free)
+    run.step_running.append(sched.num_running)
+    run.step_waiting.append(sched.num_waiting)
+    run.step_stop.append(plan.stop)
+    run.step_preempted.append(len(plan.preempted))
+
+
+def _record_idle_step(run: EngineRun, sched: Scheduler, plan, start: float, end: float) -> None:
+    run.step_start.append(start)
+    run.step_end.append(end)
+    for col in (run.step_tokens, run.step_seqs, run.step_prefill_tokens, run.step_decodes):
+        col.append(0)
+    run.step_kv_usage.append(sched.kv.usage())
+    run.step_free_blocks.append(sched.kv.num_free)
+    run.step_running.append(sched.num_running)
+    run.step_waiting.append(sched.num_waiting)
+    run.step_stop.append(plan.stop)
+    run.step_preempted.append(len(plan.preempted))
+
+
+# ---- static batching ------------------------------------------------------------------------------
+def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
+               overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, progress: ProgressFn | None = None) -> EngineRun:
+    """Static batching. When the engine is free it takes up to max_num_seqs waiting requests (FCFS)
+    whose padded footprint, batch size x blocks(longest prompt + longest output), fits the KV cache.
+    One step prefills every member padded to the longest prompt; then longest-output - 1 decode steps
+    run for the whole batch. Each request's own tokens stream as produced; it completes, and frees its
+    slot, only when the batch does (the batch waits for its slowest member)."""
+    n = wl.num_requests
+    reqs = RequestTable([str(i) for i in range(n)], wl.prompt_len, wl.output_len, priority=wl.priority,
+                        arrival=wl.arrival)
+    run = _new_run("static", cfg, wl, reqs)
+    client = _Client(wl)
+    bs = cfg.block_size
+    usable = cfg.usable_blocks
+    mml = cfg.max_model_len
+    queue: list[int] = []
+    t = 0.0
+    done = 0
+    prompt = wl.prompt_len
+    output = np.minimum(wl.output_len, np.maximum(mml - wl.prompt_len, 1))
+
+    def receive(until: float) -> int:
+        refused = 0
+        for r, when in client.send_until(until):
+            run.send_time[r] = when
+            if prompt[r] >= mml or -(-(int(prompt[r]) + int(output[r])) // bs) > usable:
+                reqs.status[r] = REJECTED
+                client.done(when)
+                refused += 1
+            else:
+                queue.append(r)
+        return refused
+
+    while done < n:
+        done += receive(t)
+        if not queue:
+            when = client.next_send_time()
+            if when is None:
+                break
+            t = max(t, when)
+            continue
+        batch, p_max, o_max = _form_static_batch(queue, prompt, output, cfg.max_num_seqs, usable, bs)
+        del queue[:len(batch)]
+        members = np.array(batch, dtype=np.int64)
+        size = members.size
+        run.first_scheduled[members] = t
+        blocks_per_seq = -(-(p_max + o_max) // bs)
+        kv_usage = size * blocks_per_seq / usable
+        # prefill: every member padded to the longest prompt
+        start = t + overhead_s
+        gpu = float(step_time(StepBatch(np.full(size, p_max, dtype=np.int64), np.zeros(size, dtype=np.int64), size)))
+        end = start + gpu
+        _static_step(run, start, end, size * p_max, size, size * p_max, 0, kv_usage, len(queue))
+        run.step_free_blocks[-1] = usable - size * blocks_per_seq
+        run.first_token[members] = end
+        run.last_token[members] = end
+        t = end
+        for j in range(1, o_max):
+            start = t + overhead_s
+            past = np.full(size, p_max + j - 1, dtype=np.int64)
+            gpu = float(step_time(StepBatch(np.ones(size, dtype=np.int64), past, size)))
+            end = start + gpu
+            live = members[output[members] > j]
+            if live.size:
+                gaps = end - run.last_token[live]
+                run.itl_chunks.append(gaps)
+                run.max_itl[live] = np.maximum(run.max_itl[live], gaps)
+                run.last_token[live] = end
+            done += receive(end)
+            _static_step(run, start, end, size, size, 0, size, kv_usage, len(queue))
+            run.step_free_blocks[-1] = usable - size * blocks_per_seq
+            t = end
+        reqs.num_output[members] = output[members]
+        reqs.status[members] = FINISHED
+        run.finish_time[members] = t
+        for _ in range(size):
+            client.done(t)
+        done += size
+        if progress is not None:
+            progress(done, n)
+    return run
+
+
+def _form_static_batch(queue: list[int], prompt: np.ndarray, output: np.ndarray, max_seqs: int, usable: int,
+                       bs: int) -> tuple[list[int], int, int]:
+    batch: list[int] = []
+    p_max = o_max = 0
+    for r in queue:
+        p = max(p_max, int(prompt[r]))
+        o = max(o_max, int(output[r]))
+        if batch and (len(batch) + 1 > max_seqs or (len(batch) + 1) * -(-(p + o) // bs) > usable):
+            break
+        batch.append(r)
+        p_max, o_max = p, o
+    return batch, p_max, o_max
+
+
+def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
+                 kv_usage: float, waiting: int) -> None:
+    run.step_start.append(start)
+    run.step_end.append(end)
+    run.step_tokens.append(tokens)
+    run.step_seqs.append(seqs)
+    run.step_prefill_tokens.append(prefill)
+    run.step_decodes.append(decodes)
+    run.step_kv_usage.append(kv_usage)
+    run.step_free_blocks.append(0)
+    run.step_running.append(seqs)
+    run.step_waiting.append(waiting)
+    run.step_stop.append(STOP_EMPTY)
+    run.step_preempted.append(0)
+
+
+def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
+             overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
+             progress: ProgressFn | None = None) -> EngineRun:
+    mode_cfg = settings_for_mode(cfg, mode)
+    if mode == "static":
+        return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress)
+    return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
+                  progress=progress)
