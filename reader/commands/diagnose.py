@@ -1,4 +1,4 @@
-"""`vllm-reader diagnose CONFIG`: what this deployment will do and what limits it."""
+"""`vllm-reader diagnose CONFIG`: which of vLLM's three defaults limits this deployment, and what to change."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
@@ -8,24 +8,77 @@ import typer
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
                      load_and_resolve, load_options, write_output)
 
+ALL_MODES = ("naive", "static", "continuous", "chunked")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("diagnose")
     def diagnose(
         config: ConfigArg,
+        workload: WorkloadOpt = None,
         vllm_version: VersionOpt = None,
         gpu: GpuOpt = None,
         gpus: GpusOpt = None,
         model: ModelOpt = None,
-        workload: WorkloadOpt = None,
+        slo_ttft_p99: Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")] = None,
+        slo_itl_p99: Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")] = None,
+        fmt: Annotated[str, typer.Option("--format", "-f", metavar="markdown|json|sarif")] = "markdown",
+        output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
+        fail_on: Annotated[str, typer.Option("--fail-on", metavar="error|warning|never",
+                                             help="Exit 1 when a finding is at least this severe (SLO misses are "
+                                                  "warnings; a start-up failure is an error).")] = "error",
+        modes: Annotated[Optional[str], typer.Option("--modes", help="Also simulate these modes side by side: "
+                                                     "all, or a comma list of naive,static,continuous,chunked.")] = None,
+        whatifs: Annotated[bool, typer.Option("--whatifs/--no-whatifs", help="Re-simulate candidate changes.")] = True,
+        plot: Annotated[Optional[str], typer.Option("--plot", help="Also write charts into this folder (.svg; "
+                                                    ".png with the plot extra: --plot DIR:png).")] = None,
+        workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Processes for the what-ifs.")] = None,
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
-        output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
     ) -> None:
-        """Read a vLLM config and report what it will do and what limits it."""
-        from ..render.resolved import resolved_markdown
+        """Diagnose a vLLM config: the limiting default, the evidence, and re-simulated changes."""
+        from ..diagnose.run import diagnose as run_diagnosis
+        from ..diagnose.scenario import slos_from
+        from ..errors import ReaderError
+        from ..render.report import render_diagnosis
 
-        options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context)
+        if fail_on not in ("error", "warning", "never"):
+            raise ReaderError(f"--fail-on must be error, warning or never, not '{fail_on}'.", key="--fail-on")
+        chosen = _modes(modes)
+        options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
+                               slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
-        write_output(resolved_markdown(resolved, title=True), output)
+        result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
+                               whatifs=whatifs, workers=workers)
+        write_output(render_diagnosis(result, fmt), output)
+        if plot:
+            from ..render.plots import write_diagnosis_plots
+            write_diagnosis_plots(result, plot)
+        raise typer.Exit(_exit_code(result, fail_on))
+
+
+def _modes(text: Optional[str]) -> tuple[str, ...]:
+    from ..errors import ReaderError
+
+    if not text:
+        return ()
+    if text.strip() == "all":
+        return ALL_MODES
+    chosen = tuple(m.strip() for m in text.split(",") if m.strip())
+    bad = [m for m in chosen if m not in ALL_MODES]
+    if bad:
+        raise ReaderError(f"unknown mode '{bad[0]}' (known: {', '.join(ALL_MODES)}, all).", key="--modes")
+    return chosen
+
+
+def _exit_code(result, fail_on: str) -> int:
+    if fail_on == "never":
+        return 0
+    severities = {f.severity for f in result.findings}
+    if not result.starts:
+        severities.add("error")
+    if any(not c.met for c in result.verdict.slo):
+        severities.add("warning")
+    wanted = {"error"} if fail_on == "error" else {"error", "warning"}
+    return 1 if severities & wanted else 0

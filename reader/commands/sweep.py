@@ -1,11 +1,59 @@
-"""`vllm-reader sweep` (placeholder until its issue lands)."""
+"""`vllm-reader sweep CONFIG --param NAME=V1,V2,...`: throughput against ITL P99 over a grid of knobs."""
 from __future__ import annotations
+
+from typing import Annotated, Optional
 
 import typer
 
+from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
+                     load_and_resolve, load_options, write_output)
+
+NUMERIC_TYPES = ("int", "float", "human_int", "human_int_or_auto")
+
 
 def register(app: typer.Typer) -> None:
-    @app.command("sweep", hidden=True)
-    def _placeholder() -> None:
-        """Not built yet."""
-        raise typer.Exit(3)
+    @app.command("sweep")
+    def sweep(
+        config: ConfigArg,
+        param: Annotated[list[str], typer.Option("--param", help="NAME=V1,V2,... (repeat for a grid), e.g. "
+                                                 "max_num_batched_tokens=512,1024,2048,4096,8192,16384.")],
+        workload: WorkloadOpt = None,
+        slo_ttft_p99: Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")] = None,
+        slo_itl_p99: Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")] = None,
+        fmt: Annotated[str, typer.Option("--format", "-f", metavar="text|markdown|json")] = "text",
+        output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write to a file.")] = None,
+        plot: Annotated[Optional[str], typer.Option("--plot", help="Write the scatter into this folder "
+                                                    "(.svg, or DIR:png with the plot extra).")] = None,
+        workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel processes.")] = None,
+        vllm_version: VersionOpt = None,
+        gpu: GpuOpt = None,
+        gpus: GpusOpt = None,
+        model: ModelOpt = None,
+        set_values: SetOpt = None,
+        pick: PickOpt = None,
+        usage_context: UsageOpt = "serve",
+    ) -> None:
+        """Sweep numeric vLLM knobs; table, charts, Pareto front and the best value within the SLOs."""
+        from ..config.flagtable import flag_table
+        from ..diagnose.checks import rule_errors
+        from ..diagnose.scenario import build_scenario, slos_from
+        from ..diagnose.sweep import parse_params, run_sweep
+        from ..render.sweep_view import render_sweep, sweep_chart_points
+
+        options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
+                               slo_ttft_p99, slo_itl_p99)
+        resolved = load_and_resolve(config, options)
+        table = flag_table(resolved.version_tuple)
+
+        def numeric(dest: str) -> bool:
+            spec = table.spec_for_dest(dest)
+            return spec is not None and spec["type"] in NUMERIC_TYPES and spec.get("nargs") is None
+
+        params = parse_params(param, numeric)
+        base = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+        result = run_sweep(base, params, rule_errors, workers)
+        write_output(render_sweep(result, fmt), output)
+        if plot:
+            from ..render.plots import write_chart
+            chart, points = sweep_chart_points(result)
+            write_chart(chart, plot, "sweep", points=points)

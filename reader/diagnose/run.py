@@ -1,0 +1,146 @@
+"""diagnose: check + capacity + simulation -> the limiting default, evidence, and tested recommendations."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+
+from .. import __version__
+from ..config.resolve import ResolvedDeployment
+from ..render.resolved import ROW_ORDER
+from ..sim.api import SimResult
+from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
+from ..sim.workload import describe
+from .checks import findings_for, rule_errors
+from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
+from .scenario import Scenario, build_scenario
+from .verdict import Verdict, decide, startup_verdict
+from .whatif import Metrics, candidates, evaluate_all
+
+MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
+               "continuous": "CONTINUOUS (chunked prefill off)", "chunked": "CONTINUOUS+CHUNKED (as configured)"}
+GiB = 2**30
+
+
+def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
+             modes: Iterable[str] = (), whatifs: bool = True, workers: Optional[int] = None) -> Diagnosis:
+    findings = findings_for(resolved)
+    scenario = build_scenario(resolved, workload, slos_ms)
+    errors = [f for f in findings if f.severity == "error"]
+    base_result: Optional[SimResult] = None
+    if errors:
+        verdict = startup_verdict(f"vLLM {resolved.version} would refuse this config: {errors[0].message}",
+                                  [f"{f.rule}: {f.message}" for f in errors])
+    elif not scenario.starts:
+        err = scenario.capacity.startup_error
+        verdict = startup_verdict(f"vLLM {resolved.version} would fail at start-up: {err.message}",
+                                  [err.message] + ([f"longest max_model_len that fits: {err.estimated_max_model_len:,}"]
+                                                   if err.estimated_max_model_len else []))
+    else:
+        base_result = scenario.run()
+        verdict = decide(base_result, scenario.capacity, scenario.slos_ms, compute_ridge(resolved))
+    diagnosis = _assemble(resolved, scenario, findings, verdict, base_result)
+    if whatifs and not errors:
+        baseline = diagnosis.baseline or _null_metrics()
+        diagnosis.whatifs = evaluate_all(scenario, candidates(scenario, verdict), baseline, rule_errors, workers)
+    for mode in modes:
+        if scenario.starts and not errors:
+            result = base_result if mode == "chunked" and base_result is not None else scenario.run(mode)
+            diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
+    return diagnosis
+
+
+def compute_ridge(r: ResolvedDeployment) -> Optional[float]:
+    """Tokens per step above which the linear layers are compute-bound: peak FLOP/s x weight bytes / (2 x bandwidth)."""
+    if r.gpu is None or r.model is None:
+        return None
+    quant = r.model.quantization
+    user_quant = r.values.get("quantization")
+    if user_quant is not None and user_quant.origin == "user" and user_quant.value in ("fp8", "fbgemm_fp8"):
+        bytes_per_weight, flops = 1.0, r.gpu.fp8_tflops or r.gpu.bf16_tflops
+    elif quant is not None:
+        bytes_per_weight = quant.weight_bits / 8
+        flops = (r.gpu.fp8_tflops or r.gpu.bf16_tflops) if quant.weight_bits <= 8 and quant.method == "fp8" \
+            else r.gpu.bf16_tflops
+    else:
+        bytes_per_weight, flops = 2.0, r.gpu.bf16_tflops
+    return flops * 1e12 * bytes_per_weight / (2 * r.gpu.hbm_bandwidth_gbps * 1e9)
+
+
+def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], verdict: Verdict,
+              result: Optional[SimResult]) -> Diagnosis:
+    return Diagnosis(
+        tool_version=__version__, source=r.deployment.source, form=r.deployment.form, vllm_version=r.version,
+        vllm_version_origin=r.version_origin, engine=r.engine, model=r.model.id if r.model else None,
+        model_given=r.deployment.model, gpu=r.gpu.id if r.gpu else None, gpu_count=r.gpu_count,
+        starts=not any(f.severity == "error" for f in findings) and sc.starts, verdict=verdict, findings=findings,
+        capacity=_capacity_summary(sc), workload=_workload_summary(r, sc), slos_ms=sc.slos_ms,
+        baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
+        series=_series(result) if result is not None else None, settings=_settings(r),
+        assumptions=_assumptions(r, sc), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
+    )
+
+
+def _capacity_summary(sc: Scenario) -> CapacitySummary:
+    cap = sc.capacity
+    worker = cap.workers[0]
+    err = cap.startup_error
+    return CapacitySummary(
+        weights_gib=worker.weights.value / GiB, available_kv_gib=worker.available_kv.value / GiB,
+        kv_bytes_per_token=cap.kv_bytes_per_token.value, num_gpu_blocks=int(cap.num_gpu_blocks.value),
+        kv_cache_tokens=int(cap.gpu_kv_cache_tokens.value), max_concurrency_at_max_len=cap.max_concurrency.value,
+        requests_at_mean_context=cap.concurrency_at_mean.value if cap.concurrency_at_mean else None,
+        requests_at_p99_context=cap.concurrency_at_p99.value if cap.concurrency_at_p99 else None,
+        startup_error=err.message if err else None,
+        estimated_max_model_len=err.estimated_max_model_len if err else None, log_lines=cap.log_lines)
+
+
+def _workload_summary(r: ResolvedDeployment, sc: Scenario) -> WorkloadSummary:
+    wl = sc.workload
+    return WorkloadSummary(
+        description=describe(sc.spec), num_requests=wl.num_requests,
+        prompt_mean=float(wl.prompt_len.mean()), prompt_p99=float(np.percentile(wl.prompt_len, 99)),
+        output_mean=float(wl.output_len.mean()), output_p99=float(np.percentile(wl.output_len, 99)),
+        default_used=r.deployment.context.workload is None and sc.spec.preset == "chat")
+
+
+def _series(result: SimResult) -> Series:
+    ts = result.timeseries
+    return Series(t_s=ts.t_s, kv_usage_pct=[100 * x for x in ts.kv_usage], running=ts.running, waiting=ts.waiting)
+
+
+def _settings(r: ResolvedDeployment) -> list[SettingRow]:
+    rows = [SettingRow(setting=dest, value=r.values[dest].value, origin=r.values[dest].origin, why=r.values[dest].why,
+                       source=r.values[dest].source) for dest in ROW_ORDER if dest in r.values]
+    rows += [SettingRow(setting=f"effective {name}", value=item.value, origin=item.origin, why=item.why,
+                        source=item.source) for name, item in r.derived.items()]
+    return rows
+
+
+def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
+    out = [f"model: {r.model.id if r.model else r.deployment.model} ({r.model_how})",
+           f"GPU: {r.gpu_count} x {r.gpu.id if r.gpu else '?'} ({r.gpu_how}; count {r.gpu_count_how})",
+           f"vLLM {r.version}, {r.engine.upper()} engine ({'version given' if r.version_origin != 'none' else 'newest known release, version not given'})",
+           "defaults used: " + ", ".join(f"{d}={r.values[d].value}" for d in ROW_ORDER
+                                         if d in r.values and r.values[d].origin == "default"
+                                         and d in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+                                                   "enable_prefix_caching", "gpu_memory_utilization", "max_model_len",
+                                                   "block_size", "kv_cache_dtype", "async_scheduling")),
+           f"workload: {describe(sc.spec)}"
+           + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
+              and sc.spec.preset == "chat" else ""),
+           "step times: roofline model calibrated on H200 measurements of a Llama-3-8B-shaped model "
+           "(fixtures/gpu/); other GPUs and shapes are extrapolated from datasheet peaks",
+           f"scheduler CPU time {DEFAULT_SCHEDULER_OVERHEAD_S * 1000:.1f} ms per step"
+           + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else ""),
+           "memory: activation peak, non-torch and CUDA-graph memory are estimates (see `vllm-reader capacity`)"]
+    return out
+
+
+def _null_metrics() -> Metrics:
+    return Metrics(output_throughput=0.0, total_token_throughput=0.0, request_throughput=0.0, ttft_mean_ms=None,
+                   ttft_p99_ms=None, itl_median_ms=None, itl_p99_ms=None, tpot_mean_ms=None, e2el_p99_ms=None,
+                   preemptions=0, completed=0, goodput_rps=0.0)
+
+
+Progress = Callable[[str], None]

@@ -1,0 +1,121 @@
+"""A scenario: one resolved deployment with its capacity, step-time model and workload, ready to simulate.
+
+Built from typed stage outputs only (resolve -> capacity -> sim settings). What-if changes and
+sweeps build a new scenario from an edited deployment, so every derived default moves with the
+change exactly as it does in vLLM.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..capacity.api import Capacity, compute_capacity
+from ..config.edit import with_flags
+from ..config.model import Deployment
+from ..config.resolve import ResolvedDeployment, resolve
+from ..pipeline import capacity_request, step_time_model, workload_spec
+from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, make_workload, simulate
+
+# Acceptance rate per drafted token when the workload does not say: a round middle-of-the-road figure
+# per method family (published acceptance varies from ~0.3 to ~0.8 with model, data and k). Stated in
+# every report that uses it.
+ASSUMED_ACCEPTANCE = {"eagle": 0.7, "eagle3": 0.75, "mtp": 0.75, "draft_model": 0.6, "ngram": 0.35,
+                      "suffix": 0.35, "medusa": 0.5}
+_SIM_METHOD = {"eagle": "eagle", "eagle3": "eagle3", "mtp": "mtp", "draft_model": "draft_model", "ngram": "ngram",
+               "suffix": "suffix", "medusa": "medusa"}
+
+
+@dataclass
+class Scenario:
+    resolved: ResolvedDeployment
+    capacity: Capacity
+    spec: Any  # WorkloadSpec
+    workload: Any  # Workload (concrete requests)
+    step_time: Any  # StepTimeModel
+    settings: Optional[SchedulerSettings]  # None when vLLM would not start
+    slos_ms: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    @property
+    def starts(self) -> bool:
+        return self.settings is not None
+
+    def run(self, mode: str = "chunked", keep_requests: bool = False) -> SimResult:
+        assert self.settings is not None, "a deployment that does not start cannot be simulated"
+        return simulate(self.settings, self.workload, self.step_time, mode=mode, seed=self.seed,
+                        slos_ms=self.slos_ms or None, keep_requests=keep_requests)
+
+
+def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
+              itl_p99_ms: Optional[float] = None) -> dict[str, float]:
+    ctx = r.deployment.context
+    ttft = ttft_p99_ms if ttft_p99_ms is not None else ctx.slo_ttft_p99_ms
+    itl = itl_p99_ms if itl_p99_ms is not None else ctx.slo_itl_p99_ms
+    out = {}
+    if ttft:
+        out["ttft"] = float(ttft)
+    if itl:
+        out["itl"] = float(itl)
+    return out
+
+
+def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
+                   spec: Any = None, generated: Any = None) -> Scenario:
+    """From a resolved deployment: capacity, step-time model, workload and scheduler settings."""
+    spec = spec if spec is not None else workload_spec(resolved, workload)
+    generated = generated if generated is not None else make_workload(spec, spec.seed)
+    cap = compute_capacity(capacity_request(resolved, generated))
+    notes: list[str] = []
+    settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
+    return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
+                    step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
+                    notes=notes, seed=spec.seed)
+
+
+def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
+    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
+    deployment: Deployment = with_flags(base.resolved.deployment, changes)
+    resolved = resolve(deployment, model_override=_override(base.resolved))
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
+
+
+def _override(r: ResolvedDeployment) -> Optional[str]:
+    return r.model.id if r.model is not None and r.model_how.startswith("given with --model") else None
+
+
+def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:
+    v = r.value
+    block_size = v("block_size") or 16
+    # The simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size"
+    # log line) already divides hybrid models' blocks among their groups.
+    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size + 1
+    if r.engine == "v0":
+        notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
+                     "(V0 scheduled prefills and decodes in separate steps)")
+    spec = None
+    if r.speculative is not None and r.speculative.num_speculative_tokens > 0:
+        family = r.speculative.family
+        method = _SIM_METHOD.get(family)
+        if method is None:
+            notes.append(f"speculative method {r.speculative.method} is not simulated; decoding is modelled without it")
+        else:
+            rate = ASSUMED_ACCEPTANCE[method]
+            spec = SpeculativeSettings(method=method, num_speculative_tokens=r.speculative.num_speculative_tokens,
+                                       acceptance_rate=rate)
+            notes.append(f"speculative decoding ({r.speculative.method}, k={r.speculative.num_speculative_tokens}) "
+                         f"simulated with an assumed acceptance rate of {rate:.2f} per drafted token")
+    max_len = v("max_model_len")
+    if max_len in (None, -1):
+        max_len = cap.max_model_len
+    return SchedulerSettings(
+        vllm_version=r.version, max_num_seqs=v("max_num_seqs"), max_num_batched_tokens=v("max_num_batched_tokens"),
+        max_num_scheduled_tokens=r.derived["max_num_scheduled_tokens"].value,
+        enable_chunked_prefill=bool(v("enable_chunked_prefill")),
+        long_prefill_token_threshold=int(v("long_prefill_token_threshold") or 0),
+        long_prefill_token_threshold_adaptive=v("long_prefill_token_threshold_adaptive"),
+        max_num_active_seqs=v("max_num_active_seqs"), block_size=block_size, num_gpu_blocks=max(blocks, 2),
+        enable_prefix_caching=bool(v("enable_prefix_caching")), scheduling_policy=v("scheduling_policy") or "fcfs",
+        max_model_len=max_len, scheduler_reserve_full_isl=v("scheduler_reserve_full_isl"), watermark=v("watermark"),
+        async_scheduling=v("async_scheduling"), speculative=spec,
+    )

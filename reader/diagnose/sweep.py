@@ -1,0 +1,132 @@
+"""sweep: one or more numeric knobs over a grid, each point re-resolved, checked and simulated.
+
+Reports throughput against ITL P99 (the trade-off chunked prefill's budget sets), the Pareto
+front over (throughput up, ITL P99 down) and the best point within the SLOs.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, Field
+
+from ..errors import ReaderError
+from .scenario import Scenario, rebuild
+from .whatif import Metrics
+
+
+class SweepPoint(BaseModel):
+    values: dict[str, Any]
+    status: str  # simulated, rejected_by_rules, does_not_start, invalid
+    why_not: Optional[str] = None
+    metrics: Optional[Metrics] = None
+    pareto: bool = False
+    within_slo: Optional[bool] = None
+
+
+class Sweep(BaseModel):
+    schema_version: int = 1
+    source: str
+    vllm_version: str
+    model: Optional[str]
+    gpu: Optional[str]
+    params: dict[str, list[Any]]
+    slos_ms: dict[str, float] = Field(default_factory=dict)
+    points: list[SweepPoint]
+    best: Optional[int] = None  # index into points: highest throughput within the SLOs (or overall)
+    workload: str
+
+
+def parse_params(specs: list[str], numeric_dests: Callable[[str], bool]) -> dict[str, list[Any]]:
+    """`name=v1,v2,...` (repeatable) -> {dest: [values]}; names take dashes or underscores."""
+    if not specs:
+        raise ReaderError("give at least one --param NAME=V1,V2,...", key="--param")
+    params: dict[str, list[Any]] = {}
+    for spec in specs:
+        name, eq, values = spec.partition("=")
+        dest = name.strip().lstrip("-").replace("-", "_")
+        if not eq or not values.strip():
+            raise ReaderError(f"--param expects NAME=V1,V2,..., got '{spec}'.", key="--param")
+        if not numeric_dests(dest):
+            raise ReaderError(f"'{name}' is not a numeric vLLM setting of this version; sweep takes numeric knobs "
+                              "such as max_num_batched_tokens, max_num_seqs, gpu_memory_utilization, "
+                              "long_prefill_token_threshold, max_model_len.", key="--param")
+        parsed = []
+        for raw in values.split(","):
+            raw = raw.strip()
+            try:
+                parsed.append(float(raw) if any(c in raw for c in ".eE") else int(raw))
+            except ValueError:
+                raise ReaderError(f"--param {dest}: '{raw}' is not a number.", key="--param") from None
+        params[dest] = parsed
+    return params
+
+
+_BASE: Optional[Scenario] = None
+
+
+def run_sweep(base: Scenario, params: dict[str, list[Any]], rule_errors: Callable[[Any], list[str]],
+              workers: Optional[int] = None) -> Sweep:
+    global _BASE
+    names = list(params)
+    grid = [dict(zip(names, combo)) for combo in itertools.product(*(params[n] for n in names))]
+    _BASE = base
+    jobs = [(point, rule_errors) for point in grid]
+    workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1 or len(jobs) <= 1:
+        points = [_point(job) for job in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+            points = list(pool.map(_point, jobs))
+    _BASE = None
+    _mark(points, base.slos_ms)
+    r = base.resolved
+    from ..sim.workload import describe
+    return Sweep(source=r.deployment.source, vllm_version=r.version, model=r.model.id if r.model else None,
+                 gpu=r.gpu.id if r.gpu else None, params=params, slos_ms=base.slos_ms, points=points,
+                 best=_best(points), workload=describe(base.spec))
+
+
+def _point(job: tuple[dict[str, Any], Callable[[Any], list[str]]]) -> SweepPoint:
+    values, rule_errors = job
+    base = _BASE
+    assert base is not None
+    try:
+        scenario = rebuild(base, values)
+    except ReaderError as err:
+        return SweepPoint(values=values, status="invalid", why_not=err.message)
+    errors = rule_errors(scenario.resolved)
+    if errors:
+        return SweepPoint(values=values, status="rejected_by_rules", why_not="; ".join(errors))
+    if not scenario.starts:
+        return SweepPoint(values=values, status="does_not_start", why_not=scenario.capacity.startup_error.message)
+    result = scenario.run()
+    return SweepPoint(values=values, status="simulated",
+                      metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
+
+
+def _mark(points: list[SweepPoint], slos_ms: dict[str, float]) -> None:
+    done = [p for p in points if p.metrics is not None]
+    for p in done:
+        m = p.metrics
+        dominated = any(q is not p and q.metrics.output_throughput >= m.output_throughput
+                        and (q.metrics.itl_p99_ms or 0) <= (m.itl_p99_ms or 0)
+                        and (q.metrics.output_throughput > m.output_throughput
+                             or (q.metrics.itl_p99_ms or 0) < (m.itl_p99_ms or 0)) for q in done)
+        p.pareto = not dominated
+        if slos_ms:
+            p.within_slo = all(
+                (value is not None and value <= slos_ms[key])
+                for key, value in (("ttft", m.ttft_p99_ms), ("itl", m.itl_p99_ms)) if key in slos_ms)
+
+
+def _best(points: list[SweepPoint]) -> Optional[int]:
+    candidates = [(i, p) for i, p in enumerate(points) if p.metrics is not None and p.within_slo is not False]
+    if not candidates:
+        return None
+    # Equal throughput (to the token per second): the lower ITL P99 wins.
+    return max(candidates, key=lambda ip: (round(ip[1].metrics.output_throughput),
+                                           -(ip[1].metrics.itl_p99_ms or 0.0)))[0]

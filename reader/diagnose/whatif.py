@@ -1,0 +1,251 @@
+"""Candidate changes for what limits the deployment, each re-simulated on the same requests.
+
+A candidate is a set of vLLM flags. It is resolved again (so dependent defaults move), checked
+against the version's rules (a change vLLM would refuse is never recommended), sized by the
+capacity model (a change that would not start is dropped), then simulated. Candidates run in
+parallel processes; the base scenario reaches them by fork, so only the changes are sent.
+"""
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Any, Callable, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from ..errors import ReaderError
+from ..sim.api import SimResult
+from .scenario import Scenario, rebuild
+from .verdict import MIN_SCORE, Verdict
+
+
+class Metrics(BaseModel):
+    output_throughput: float
+    total_token_throughput: float
+    request_throughput: float
+    ttft_mean_ms: Optional[float]
+    ttft_p99_ms: Optional[float]
+    itl_median_ms: Optional[float]
+    itl_p99_ms: Optional[float]
+    tpot_mean_ms: Optional[float]
+    e2el_p99_ms: Optional[float]
+    preemptions: int
+    completed: int
+    goodput_rps: Optional[float] = None
+    kv_cache_tokens: Optional[int] = None
+
+    @classmethod
+    def of(cls, result: SimResult, kv_tokens: Optional[int] = None) -> "Metrics":
+        return cls(output_throughput=result.output_throughput, total_token_throughput=result.total_token_throughput,
+                   request_throughput=result.request_throughput, ttft_mean_ms=result.ttft_ms.mean,
+                   ttft_p99_ms=result.ttft_ms.p99, itl_median_ms=result.itl_ms.median, itl_p99_ms=result.itl_ms.p99,
+                   tpot_mean_ms=result.tpot_ms.mean, e2el_p99_ms=result.e2el_ms.p99, preemptions=result.preemptions,
+                   completed=result.completed,
+                   goodput_rps=result.goodput.request_goodput if result.goodput is not None else None,
+                   kv_cache_tokens=kv_tokens)
+
+
+class Candidate(BaseModel):
+    changes: dict[str, Any]
+    reason: str
+    addresses: str  # the limit it targets
+
+
+class WhatIf(BaseModel):
+    changes: dict[str, Any]
+    reason: str
+    addresses: str
+    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid"]
+    why_not: Optional[str] = None
+    metrics: Optional[Metrics] = None
+    score: Optional[float] = None  # objective, relative to the baseline (1.0 = no change)
+    recommended: bool = False
+
+
+# ---- candidates -------------------------------------------------------------------------------
+
+def candidates(base: Scenario, verdict: Verdict) -> list[Candidate]:
+    """Changes worth simulating, for the verdict's limit and any other signal that is not noise."""
+    limits = [verdict.limit] + [s.limit for s in verdict.signals if s.score >= MIN_SCORE and s.limit != verdict.limit]
+    found: list[Candidate] = []
+    for limit in limits:
+        found += _FOR_LIMIT.get(limit, _for_gpu)(base)
+    return _unique(base, found)
+
+
+def _for_kv(base: Scenario) -> list[Candidate]:
+    r, cap = base.resolved, base.capacity
+    v = r.value
+    out = []
+    util = v("gpu_memory_utilization")
+    if v("kv_cache_memory_bytes") is None and util is not None and util < 0.95:
+        out.append(Candidate(changes={"gpu_memory_utilization": round(min(0.95, util + 0.04), 2)},
+                             reason="more of the GPU's memory for the KV cache", addresses="kv_memory"))
+    if r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and r.gpu.fp8_tflops:
+        out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="an fp8 KV cache holds twice the tokens",
+                             addresses="kv_memory"))
+    longest = int((base.workload.prompt_len + base.workload.output_len).max())
+    target = int(math.ceil(longest / 1024) * 1024)
+    if v("max_model_len") not in (None, -1) and target < v("max_model_len"):
+        out.append(Candidate(changes={"max_model_len": target},
+                             reason=f"the longest request of this workload is {longest:,} tokens; a shorter max_model_len "
+                                    "frees profiling and per-request headroom", addresses="kv_memory"))
+    mean_ctx = float((base.workload.prompt_len + base.workload.output_len).mean())
+    n_max = int(cap.gpu_kv_cache_tokens.value // max(mean_ctx, 1))
+    seqs = v("max_num_seqs")
+    if seqs and 8 <= n_max < seqs:
+        out.append(Candidate(changes={"max_num_seqs": max(8, n_max)},
+                             reason=f"the KV cache holds about {n_max} requests of mean length; admitting more only "
+                                    "preempts", addresses="kv_memory"))
+    tp = v("tensor_parallel_size") or 1
+    pp = v("pipeline_parallel_size") or 1
+    if r.model is not None and r.gpu_count >= 2 * tp * pp and r.model.num_attention_heads % (2 * tp) == 0:
+        out.append(Candidate(changes={"tensor_parallel_size": 2 * tp},
+                             reason="twice the GPUs per replica: weights split, KV per token split", addresses="kv_memory"))
+    if not v("enable_prefix_caching") and base.spec.shared_prefix is not None:
+        out.append(Candidate(changes={"enable_prefix_caching": True},
+                             reason="the workload shares prefixes; cached blocks are not recomputed", addresses="kv_memory"))
+    return out
+
+
+def _for_admission(base: Scenario) -> list[Candidate]:
+    v = base.resolved.value
+    seqs, budget = v("max_num_seqs"), v("max_num_batched_tokens")
+    out = []
+    for factor in (2, 4):
+        new = seqs * factor
+        changes: dict[str, Any] = {"max_num_seqs": new}
+        if new > budget:
+            changes["max_num_batched_tokens"] = new  # vLLM requires max_num_batched_tokens >= max_num_seqs
+        out.append(Candidate(changes=changes, reason=f"admit up to {new} running requests", addresses="admission"))
+    return out
+
+
+def _for_budget_small(base: Scenario) -> list[Candidate]:
+    v = base.resolved.value
+    budget = v("max_num_batched_tokens")
+    out = [Candidate(changes={"max_num_batched_tokens": budget * f},
+                     reason=f"a {budget * f:,}-token step budget takes prompts in fewer steps", addresses="budget_small")
+           for f in (2, 4) if budget * f <= 65536]
+    if v("long_prefill_token_threshold"):
+        out.append(Candidate(changes={"long_prefill_token_threshold": 0},
+                             reason="no per-request cap on prefill chunks", addresses="budget_small"))
+    if v("enable_chunked_prefill") is False:
+        out.append(Candidate(changes={"enable_chunked_prefill": True},
+                             reason="chunked prefill admits prompts into the leftover budget", addresses="budget_small"))
+    return out
+
+
+def _for_budget_large(base: Scenario) -> list[Candidate]:
+    v = base.resolved.value
+    budget, seqs = v("max_num_batched_tokens"), v("max_num_seqs")
+    out = []
+    if v("enable_chunked_prefill") is False:
+        out.append(Candidate(changes={"enable_chunked_prefill": True, "max_num_batched_tokens": 2048},
+                             reason="chunked prefill splits long prompts so decodes keep their pace",
+                             addresses="budget_large"))
+    for divisor in (2, 4):
+        new = budget // divisor
+        if new >= 256:
+            changes: dict[str, Any] = {"max_num_batched_tokens": new}
+            if seqs > new:
+                changes["max_num_seqs"] = new
+            out.append(Candidate(changes=changes, reason=f"smaller {new:,}-token steps bound the decode stall",
+                                 addresses="budget_large"))
+    if not v("long_prefill_token_threshold") and budget >= 1024:
+        out.append(Candidate(changes={"long_prefill_token_threshold": budget // 4},
+                             reason="cap each prompt's chunk so several prompts share a step", addresses="budget_large"))
+    return out
+
+
+def _for_gpu(base: Scenario) -> list[Candidate]:
+    r = base.resolved
+    out = []
+    if r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and r.gpu.fp8_tflops:
+        out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="halves the KV bytes each decode step reads",
+                             addresses="gpu"))
+    budget = r.value("max_num_batched_tokens")
+    if budget * 2 <= 65536:
+        out.append(Candidate(changes={"max_num_batched_tokens": budget * 2},
+                             reason="bigger steps amortise weight reads over more tokens", addresses="gpu"))
+    return out
+
+
+_FOR_LIMIT: dict[str, Callable[[Scenario], list[Candidate]]] = {
+    "kv_memory": _for_kv, "admission": _for_admission, "budget_small": _for_budget_small,
+    "budget_large": _for_budget_large, "gpu": _for_gpu, "load": lambda base: [], "startup": _for_kv,
+}
+
+
+def _unique(base: Scenario, found: list[Candidate]) -> list[Candidate]:
+    seen, out = set(), []
+    for cand in found:
+        if all(base.resolved.value(k) == val for k, val in cand.changes.items()):
+            continue  # not a change
+        key = tuple(sorted((k, str(val)) for k, val in cand.changes.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(cand)
+    return out
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+_BASE: Optional[Scenario] = None  # set before forking workers, read by them
+
+
+def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics,
+                 rule_errors: Callable[[Any], list[str]], workers: Optional[int] = None) -> list[WhatIf]:
+    global _BASE
+    _BASE = base
+    jobs = [(c, rule_errors) for c in cands]
+    workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1 or len(jobs) <= 1:
+        results = [_evaluate(job) for job in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+            results = list(pool.map(_evaluate, jobs))
+    _BASE = None
+    for item in results:
+        if item.metrics is not None:
+            item.score = objective(item.metrics, baseline, base.slos_ms)
+    ranked = sorted(results, key=lambda w: -(w.score or -1))
+    best = next((w for w in ranked if w.score is not None and w.score > 1.02), None)
+    if best is not None:
+        best.recommended = True
+    return ranked
+
+
+def _evaluate(job: tuple[Candidate, Callable[[Any], list[str]]]) -> WhatIf:
+    cand, rule_errors = job
+    base = _BASE
+    assert base is not None
+    head = dict(changes=cand.changes, reason=cand.reason, addresses=cand.addresses)
+    try:
+        scenario = rebuild(base, cand.changes)
+    except ReaderError as err:
+        return WhatIf(**head, status="invalid", why_not=err.message)
+    errors = rule_errors(scenario.resolved)
+    if errors:
+        return WhatIf(**head, status="rejected_by_rules", why_not="; ".join(errors))
+    if not scenario.starts:
+        return WhatIf(**head, status="does_not_start", why_not=scenario.capacity.startup_error.message)
+    result = scenario.run()
+    return WhatIf(**head, status="simulated",
+                  metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
+
+
+def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:
+    """Relative improvement: goodput under SLOs when there are SLOs, else throughput with latency guards."""
+    if slos_ms and m.goodput_rps is not None and base.goodput_rps is not None:
+        if base.goodput_rps > 0:
+            return m.goodput_rps / base.goodput_rps
+        return 1.0 + m.goodput_rps  # any goodput beats none
+    gain = m.output_throughput / base.output_throughput if base.output_throughput else 1.0
+    penalty = 0.0
+    for new, old in ((m.itl_p99_ms, base.itl_p99_ms), (m.ttft_p99_ms, base.ttft_p99_ms)):
+        if new and old and new > old * 1.1:
+            penalty += min(0.5, (new / old - 1.1) / 4)
+    return gain - penalty

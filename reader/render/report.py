@@ -1,0 +1,92 @@
+"""Render a Diagnosis: Markdown (Jinja2), JSON (versioned schema) and SARIF."""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from ..diagnose.report import Diagnosis
+from ..diagnose.verdict import DEFAULT_NAMES
+from ..errors import ReaderError
+from .charts import Chart, Line, mermaid, thin
+from .markdown import code, md, render
+
+FORMATS = ("markdown", "json", "sarif")
+
+
+def render_diagnosis(d: Diagnosis, fmt: str = "markdown") -> str:
+    if fmt == "markdown":
+        return markdown(d)
+    if fmt == "json":
+        return json.dumps(d.model_dump(mode="json"), indent=2) + "\n"
+    if fmt == "sarif":
+        from .diagnosis_sarif import sarif
+        return json.dumps(sarif(d), indent=2) + "\n"
+    raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}.", key="--format")
+
+
+def ms(value: Optional[float]) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / 1000:,.1f} s" if value >= 10_000 else f"{value:,.1f} ms"
+
+
+def changes_text(changes: dict[str, Any]) -> str:
+    return ", ".join(code(f"{k}={_value(v)}") for k, v in changes.items())
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+def verdict_paragraph(d: Diagnosis) -> str:
+    """The one-paragraph verdict that opens the report."""
+    v = d.verdict
+    where = f"{d.model_given or d.model} on {d.gpu_count} x {d.gpu}, vLLM {d.vllm_version}"
+    text = f"**Verdict: {md(v.default)}.** {md(where)}: {md(v.headline)}."
+    failed = [c for c in v.slo if not c.met]
+    if failed:
+        text += " Misses its " + " and ".join(f"{c.metric.upper()} P99 target ({c.target_ms:.0f} ms, simulated {ms(c.p99_ms)})"
+                                             for c in failed) + "."
+    rec = d.recommendation
+    if rec is not None and rec.metrics is not None:
+        base = d.baseline
+        text += f" Recommended: {changes_text(rec.changes)} ({md(rec.reason)})"
+        if base is not None and base.completed:
+            text += (f": output {base.output_throughput:,.0f} -> {rec.metrics.output_throughput:,.0f} tok/s, "
+                     f"TTFT P99 {ms(base.ttft_p99_ms)} -> {ms(rec.metrics.ttft_p99_ms)}, "
+                     f"ITL P99 {ms(base.itl_p99_ms)} -> {ms(rec.metrics.itl_p99_ms)} (simulated)")
+        else:
+            text += f": starts, and serves {rec.metrics.output_throughput:,.0f} tok/s (simulated)"
+        text += "."
+    elif d.verdict.limit not in ("load",) and d.whatifs:
+        text += " None of the simulated changes improved on the configuration as it is."
+    return text
+
+
+def _kv_chart(d: Diagnosis) -> Optional[str]:
+    if d.series is None or len(d.series.t_s) < 2:
+        return None
+    t, kv = thin(d.series.t_s, d.series.kv_usage_pct)
+    _, running = thin(d.series.t_s, d.series.running)
+    return mermaid(Chart(title="KV cache usage (%) and running requests over time", x_label="time (s)",
+                         y_label="KV usage % / running", x=t,
+                         lines=[Line("KV usage %", kv), Line("running", running)]))
+
+
+def _whatif_chart(d: Diagnosis, simulated: list) -> Optional[str]:
+    if not simulated or d.baseline is None:
+        return None
+    labels = ["as configured"] + [f"#{i + 1}" for i in range(len(simulated))]
+    values = [d.baseline.output_throughput] + [w.metrics.output_throughput for w in simulated]
+    return mermaid(Chart(title="Output throughput (tok/s) per change", x_label="change", y_label="tok/s",
+                         x=list(range(len(labels))), bars=[Line("tok/s", values)], x_categories=labels))
+
+
+def markdown(d: Diagnosis) -> str:
+    simulated = [w for w in d.whatifs if w.status == "simulated" and w.metrics is not None]
+    refused = [w for w in d.whatifs if w.status != "simulated"]
+    return render("report.md.j2", d=d, verdict_paragraph=verdict_paragraph(d), names=DEFAULT_NAMES,
+                  kv_chart=_kv_chart(d), whatif_chart=_whatif_chart(d, simulated), simulated=simulated,
+                  refused=refused, ms=ms, changes=changes_text)
