@@ -17,6 +17,8 @@ def workload_spec(r: ResolvedDeployment, override: Any = None) -> Any:
     source = override if override is not None else r.deployment.context.workload
     if source is None:
         return load_workload({"preset": "chat"})
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return load_workload(_inline_mapping(source))
     if isinstance(source, str) and not source.endswith((".yaml", ".yml", ".json", ".jsonl", ".csv")):
         return load_workload({"preset": source})
     if isinstance(source, str):
@@ -25,6 +27,17 @@ def workload_spec(r: ResolvedDeployment, override: Any = None) -> Any:
         path = Path(source) if Path(source).is_absolute() else base / source
         return load_workload(str(path))
     return load_workload(source)
+
+
+def _inline_mapping(text: str) -> dict:
+    """`--workload '{preset: chat, num_requests: 200}'`: a YAML flow mapping given on the command line."""
+    from .config.yamlsafe import load_yaml_documents
+
+    docs = load_yaml_documents(text, "--workload")
+    if not docs or not isinstance(docs[0].data, dict):
+        raise ReaderError("--workload given inline must be a mapping, e.g. '{preset: chat, num_requests: 200}'.",
+                          key="--workload")
+    return docs[0].data
 
 
 def workload_is_default(r: ResolvedDeployment, override: Any = None) -> bool:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..sim.result import Evidence
 from .verdict import Verdict
 from .whatif import Metrics, WhatIf
 
@@ -88,6 +89,7 @@ class Diagnosis(BaseModel):
     workload: Optional[WorkloadSummary] = None
     slos_ms: dict[str, float] = Field(default_factory=dict)
     baseline: Optional[Metrics] = None
+    evidence: Optional[Evidence] = None  # what the baseline simulation saw, step by step
     series: Optional[Series] = None
     modes: list[ModeRow] = Field(default_factory=list)
     whatifs: list[WhatIf] = Field(default_factory=list)

@@ -76,6 +76,7 @@ def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], v
         starts=not any(f.severity == "error" for f in findings) and sc.starts, verdict=verdict, findings=findings,
         capacity=_capacity_summary(sc), workload=_workload_summary(r, sc), slos_ms=sc.slos_ms,
         baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
+        evidence=result.evidence if result is not None else None,
         series=_series(result) if result is not None else None, settings=_settings(r),
         assumptions=_assumptions(r, sc), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
     )

@@ -86,6 +86,12 @@ def _for_kv(base: Scenario) -> list[Candidate]:
     if r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and r.gpu.fp8_tflops:
         out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="an fp8 KV cache holds twice the tokens",
                              addresses="kv_memory"))
+    err = cap.startup_error
+    if err is not None and err.estimated_max_model_len and err.estimated_max_model_len >= 1024:
+        fits = err.estimated_max_model_len // 1024 * 1024
+        out.append(Candidate(changes={"max_model_len": fits},
+                             reason=f"the longest length the KV cache holds is {err.estimated_max_model_len:,} "
+                                    "tokens", addresses="kv_memory"))
     longest = int((base.workload.prompt_len + base.workload.output_len).max())
     target = int(math.ceil(longest / 1024) * 1024)
     if v("max_model_len") not in (None, -1) and target < v("max_model_len"):
@@ -239,6 +245,8 @@ def _evaluate(job: tuple[Candidate, Callable[[Any], list[str]]]) -> WhatIf:
 
 def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:
     """Relative improvement: goodput under SLOs when there are SLOs, else throughput with latency guards."""
+    if not base.completed:
+        return 2.0 + m.output_throughput / 1e6  # the baseline does not start: anything that runs is better
     if slos_ms and m.goodput_rps is not None and base.goodput_rps is not None:
         if base.goodput_rps > 0:
             return m.goodput_rps / base.goodput_rps

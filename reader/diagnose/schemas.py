@@ -1,0 +1,44 @@
+"""JSON schemas of `diagnose --format json` and `sweep --format json`, generated from the pydantic models.
+
+    python -m reader.diagnose.schemas          # write reader/render/schemas/{diagnosis,sweep}.schema.json
+    python -m reader.diagnose.schemas --check  # exit 1 if either is stale (a test runs this)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "render" / "schemas"
+
+
+def documents() -> dict[Path, str]:
+    from .report import SCHEMA_VERSION, Diagnosis
+    from .sweep import Sweep
+
+    out = {}
+    for name, model, title in (("diagnosis", Diagnosis, "vllm-reader diagnose --format json"),
+                               ("sweep", Sweep, "vllm-reader sweep --format json")):
+        schema: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                                  "$id": f"https://vllm-reader.invalid/schemas/{name}-v{SCHEMA_VERSION}.json",
+                                  "title": title, **model.model_json_schema()}
+        out[SCHEMAS / f"{name}.schema.json"] = json.dumps(schema, indent=1) + "\n"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    stale = [path for path, text in documents().items()
+             if not path.is_file() or path.read_text() != text]
+    if "--check" in args:
+        for path in stale:
+            print(f"stale: {path}")
+        return 1 if stale else 0
+    for path, text in documents().items():
+        path.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

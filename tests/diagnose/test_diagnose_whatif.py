@@ -1,0 +1,80 @@
+"""What-ifs: re-resolved, refused when vLLM would refuse them, ranked by what the simulation shows."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reader.config.context import LoadOptions
+from reader.config.load import load_command_line
+from reader.config.resolve import resolve
+from reader.diagnose.checks import rule_errors
+from reader.diagnose.scenario import build_scenario, rebuild
+from reader.diagnose.sweep import SweepPoint, _best, _mark, parse_params
+from reader.diagnose.whatif import Candidate, Metrics, evaluate_all, objective
+from reader.errors import ReaderError
+
+WORKLOAD = {"num_requests": 80, "arrival": {"process": "poisson", "rate": 6.0}, "prompt_len": 300, "output_len": 60}
+
+
+@pytest.fixture(scope="module")
+def base():
+    d = load_command_line("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 4096 --max-num-seqs 8",
+                          LoadOptions(vllm_version="0.18.0", gpu="H100-SXM", workload=WORKLOAD))
+    return build_scenario(resolve(d), slos_ms={"ttft": 2000.0})
+
+
+def metrics(thr: float, itl: float = 20.0, ttft: float = 100.0, goodput=None, completed: int = 10) -> Metrics:
+    return Metrics(output_throughput=thr, total_token_throughput=thr, request_throughput=1.0, ttft_mean_ms=ttft,
+                   ttft_p99_ms=ttft, itl_median_ms=itl / 2, itl_p99_ms=itl, tpot_mean_ms=itl / 2,
+                   e2el_p99_ms=1000.0, preemptions=0, completed=completed, goodput_rps=goodput)
+
+
+def test_a_rebuilt_scenario_moves_dependent_defaults(base):
+    changed = rebuild(base, {"max_num_seqs": 4096})
+    # vLLM clamps the defaulted budget to max_num_seqs x max_model_len only when that is smaller; the budget
+    # default stays 8192 here while max_num_seqs follows the change
+    assert changed.resolved.value("max_num_seqs") == 4096
+    assert changed.workload is base.workload and changed.spec is base.spec
+
+
+def test_a_change_the_rules_refuse_is_marked_and_never_recommended(base):
+    refused = Candidate(changes={"max_num_seqs": 16384, "max_num_batched_tokens": 8192}, reason="test",
+                        addresses="admission")
+    fine = Candidate(changes={"max_num_seqs": 64}, reason="test", addresses="admission")
+    baseline = Metrics.of(base.run())
+    results = {tuple(w.changes.items()): w for w in evaluate_all(base, [refused, fine], baseline, rule_errors, 1)}
+    bad = results[tuple(refused.changes.items())]
+    assert bad.status == "rejected_by_rules" and "max_num_batched_tokens" in bad.why_not and not bad.recommended
+    good = results[tuple(fine.changes.items())]
+    assert good.status == "simulated" and good.metrics.completed == WORKLOAD["num_requests"]
+
+
+def test_objective_prefers_goodput_under_slos_and_guards_latency():
+    base = metrics(100.0, goodput=1.0)
+    assert objective(metrics(100.0, goodput=2.0), base, {"ttft": 1.0}) == pytest.approx(2.0)
+    assert objective(metrics(150.0), metrics(100.0), {}) == pytest.approx(1.5)
+    worse_itl = objective(metrics(150.0, itl=60.0), metrics(100.0, itl=20.0), {})
+    assert worse_itl < 1.5  # a throughput gain paid for in ITL P99 is discounted
+    assert objective(metrics(10.0), metrics(0.0, completed=0), {}) > 2.0  # anything that starts beats nothing
+
+
+def test_sweep_parameters_are_numeric_vllm_settings():
+    assert parse_params(["max-num-batched-tokens=512,1024"], lambda d: True) == {"max_num_batched_tokens": [512, 1024]}
+    assert parse_params(["gpu_memory_utilization=0.85,0.9"], lambda d: True) == {"gpu_memory_utilization": [0.85, 0.9]}
+    for bad in (["max_num_seqs"], ["max_num_seqs=a,b"], []):
+        with pytest.raises(ReaderError):
+            parse_params(bad, lambda d: True)
+    with pytest.raises(ReaderError):
+        parse_params(["enable_prefix_caching=1"], lambda d: False)
+
+
+def test_pareto_front_and_best_within_slo():
+    pts = [SweepPoint(values={"b": 1}, status="simulated", metrics=metrics(100.0, itl=10.0)),
+           SweepPoint(values={"b": 2}, status="simulated", metrics=metrics(150.0, itl=20.0)),
+           SweepPoint(values={"b": 3}, status="simulated", metrics=metrics(140.0, itl=30.0)),  # dominated by b=2
+           SweepPoint(values={"b": 4}, status="simulated", metrics=metrics(200.0, itl=60.0))]
+    _mark(pts, {"itl": 40.0})
+    assert [p.pareto for p in pts] == [True, True, False, True]
+    assert [p.within_slo for p in pts] == [True, True, True, False]
+    assert _best(pts) == 1
