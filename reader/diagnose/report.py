@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from ..sim.result import Evidence
 from .verdict import Verdict
-from .whatif import Metrics, WhatIf
+from .metrics import Metrics
+from .whatif import WhatIf
 
 SCHEMA_VERSION = 1
 

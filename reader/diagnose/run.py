@@ -15,7 +15,8 @@ from .checks import findings_for, rule_errors
 from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
 from .scenario import Scenario, build_scenario
 from .verdict import Verdict, decide, startup_verdict
-from .whatif import Metrics, candidates, evaluate_all
+from .metrics import Metrics
+from .whatif import candidates, evaluate_all
 
 MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
                "continuous": "CONTINUOUS (chunked prefill off)", "chunked": "CONTINUOUS+CHUNKED (as configured)"}

@@ -6,16 +6,14 @@ front over (throughput up, ITL P99 down) and the best point within the SLOs.
 from __future__ import annotations
 
 import itertools
-import os
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
 from ..errors import ReaderError
-from .scenario import Scenario, rebuild
-from .whatif import Metrics
+from .metrics import Metrics
+from .scenario import Scenario
+from .trials import RuleErrors, try_changes
 
 
 class SweepPoint(BaseModel):
@@ -65,47 +63,18 @@ def parse_params(specs: list[str], numeric_dests: Callable[[str], bool]) -> dict
     return params
 
 
-_BASE: Optional[Scenario] = None
-
-
-def run_sweep(base: Scenario, params: dict[str, list[Any]], rule_errors: Callable[[Any], list[str]],
+def run_sweep(base: Scenario, params: dict[str, list[Any]], rule_errors: RuleErrors,
               workers: Optional[int] = None) -> Sweep:
-    global _BASE
     names = list(params)
     grid = [dict(zip(names, combo)) for combo in itertools.product(*(params[n] for n in names))]
-    _BASE = base
-    jobs = [(point, rule_errors) for point in grid]
-    workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) <= 1:
-        points = [_point(job) for job in jobs]
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            points = list(pool.map(_point, jobs))
-    _BASE = None
+    trials = try_changes(base, grid, rule_errors, workers)
+    points = [SweepPoint(values=g, status=t.status, why_not=t.why_not, metrics=t.metrics) for g, t in zip(grid, trials)]
     _mark(points, base.slos_ms)
     r = base.resolved
     from ..sim.workload import describe
     return Sweep(source=r.deployment.source, vllm_version=r.version, model=r.model.id if r.model else None,
                  gpu=r.gpu.id if r.gpu else None, params=params, slos_ms=base.slos_ms, points=points,
                  best=_best(points), workload=describe(base.spec))
-
-
-def _point(job: tuple[dict[str, Any], Callable[[Any], list[str]]]) -> SweepPoint:
-    values, rule_errors = job
-    base = _BASE
-    assert base is not None
-    try:
-        scenario = rebuild(base, values)
-    except ReaderError as err:
-        return SweepPoint(values=values, status="invalid", why_not=err.message)
-    errors = rule_errors(scenario.resolved)
-    if errors:
-        return SweepPoint(values=values, status="rejected_by_rules", why_not="; ".join(errors))
-    if not scenario.starts:
-        return SweepPoint(values=values, status="does_not_start", why_not=scenario.capacity.startup_error.message)
-    result = scenario.run()
-    return SweepPoint(values=values, status="simulated",
-                      metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
 
 
 def _mark(points: list[SweepPoint], slos_ms: dict[str, float]) -> None:

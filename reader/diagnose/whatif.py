@@ -1,50 +1,20 @@
 """Candidate changes for what limits the deployment, each re-simulated on the same requests.
 
-A candidate is a set of vLLM flags. It is resolved again (so dependent defaults move), checked
-against the version's rules (a change vLLM would refuse is never recommended), sized by the
-capacity model (a change that would not start is dropped), then simulated. Candidates run in
-parallel processes; the base scenario reaches them by fork, so only the changes are sent.
+A candidate is a set of vLLM flags, tried by `trials.try_changes`: resolved again (so dependent
+defaults move), checked against the version's rules (a change vLLM would refuse is never
+recommended), sized by the capacity model (a change that would not start is dropped), simulated.
 """
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from ..errors import ReaderError
-from ..sim.api import SimResult
-from .scenario import Scenario, rebuild
+from .metrics import Metrics
+from .scenario import Scenario
+from .trials import RuleErrors, try_changes
 from .verdict import MIN_SCORE, Verdict
-
-
-class Metrics(BaseModel):
-    output_throughput: float
-    total_token_throughput: float
-    request_throughput: float
-    ttft_mean_ms: Optional[float]
-    ttft_p99_ms: Optional[float]
-    itl_median_ms: Optional[float]
-    itl_p99_ms: Optional[float]
-    tpot_mean_ms: Optional[float]
-    e2el_p99_ms: Optional[float]
-    preemptions: int
-    completed: int
-    goodput_rps: Optional[float] = None
-    kv_cache_tokens: Optional[int] = None
-
-    @classmethod
-    def of(cls, result: SimResult, kv_tokens: Optional[int] = None) -> "Metrics":
-        return cls(output_throughput=result.output_throughput, total_token_throughput=result.total_token_throughput,
-                   request_throughput=result.request_throughput, ttft_mean_ms=result.ttft_ms.mean,
-                   ttft_p99_ms=result.ttft_ms.p99, itl_median_ms=result.itl_ms.median, itl_p99_ms=result.itl_ms.p99,
-                   tpot_mean_ms=result.tpot_ms.mean, e2el_p99_ms=result.e2el_ms.p99, preemptions=result.preemptions,
-                   completed=result.completed,
-                   goodput_rps=result.goodput.request_goodput if result.goodput is not None else None,
-                   kv_cache_tokens=kv_tokens)
 
 
 class Candidate(BaseModel):
@@ -199,21 +169,11 @@ def _unique(base: Scenario, found: list[Candidate]) -> list[Candidate]:
 
 # ---- evaluation -------------------------------------------------------------------------------
 
-_BASE: Optional[Scenario] = None  # set before forking workers, read by them
-
-
-def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics,
-                 rule_errors: Callable[[Any], list[str]], workers: Optional[int] = None) -> list[WhatIf]:
-    global _BASE
-    _BASE = base
-    jobs = [(c, rule_errors) for c in cands]
-    workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) <= 1:
-        results = [_evaluate(job) for job in jobs]
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            results = list(pool.map(_evaluate, jobs))
-    _BASE = None
+def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics, rule_errors: RuleErrors,
+                 workers: Optional[int] = None) -> list[WhatIf]:
+    trials = try_changes(base, [c.changes for c in cands], rule_errors, workers)
+    results = [WhatIf(changes=c.changes, reason=c.reason, addresses=c.addresses, status=t.status,
+                      why_not=t.why_not, metrics=t.metrics) for c, t in zip(cands, trials)]
     for item in results:
         if item.metrics is not None:
             item.score = objective(item.metrics, baseline, base.slos_ms)
@@ -222,25 +182,6 @@ def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics,
     if best is not None:
         best.recommended = True
     return ranked
-
-
-def _evaluate(job: tuple[Candidate, Callable[[Any], list[str]]]) -> WhatIf:
-    cand, rule_errors = job
-    base = _BASE
-    assert base is not None
-    head = dict(changes=cand.changes, reason=cand.reason, addresses=cand.addresses)
-    try:
-        scenario = rebuild(base, cand.changes)
-    except ReaderError as err:
-        return WhatIf(**head, status="invalid", why_not=err.message)
-    errors = rule_errors(scenario.resolved)
-    if errors:
-        return WhatIf(**head, status="rejected_by_rules", why_not="; ".join(errors))
-    if not scenario.starts:
-        return WhatIf(**head, status="does_not_start", why_not=scenario.capacity.startup_error.message)
-    result = scenario.run()
-    return WhatIf(**head, status="simulated",
-                  metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
 
 
 def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:

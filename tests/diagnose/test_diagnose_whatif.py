@@ -11,7 +11,8 @@ from reader.config.resolve import resolve
 from reader.diagnose.checks import rule_errors
 from reader.diagnose.scenario import build_scenario, rebuild
 from reader.diagnose.sweep import SweepPoint, _best, _mark, parse_params
-from reader.diagnose.whatif import Candidate, Metrics, evaluate_all, objective
+from reader.diagnose.metrics import Metrics
+from reader.diagnose.whatif import Candidate, evaluate_all, objective
 from reader.errors import ReaderError
 
 WORKLOAD = {"num_requests": 80, "arrival": {"process": "poisson", "rate": 6.0}, "prompt_len": 300, "output_len": 60}
