@@ -119,7 +119,15 @@ class StepTimeModel:
             max_num_seqs, max_num_batched_tokens, 0, None, None)
         self.capture = np.array(sorted(sizes), dtype=np.int64) if not enforce_eager else np.zeros(0, np.int64)
         self._attn_setup(kv_cache_dtype)
+        # decode_time(M, sum_past, sampled): a decode-only step from three integers, for the simulator's
+        # multi-step leaps; None where a step needs more than the sum of contexts (sliding windows,
+        # kernels without split-KV).
+        self.decode_time = (self._decode_step if split_kv and all(not w for layers, w in self.attn_kinds if layers)
+                            else None)
         self._tables()
+        # Two models with equal keys predict the same time for every batch.
+        self.key = (model.id, gpu.id, tp, pp, self.wfmt, kv_cache_dtype, enforce_eager, tuple(self.capture.tolist()),
+                    ep, dp, self.cal, split_kv, table_tokens)
 
     # ---------------------------------------------------------------- construction
     def _attn_setup(self, kv_cache_dtype: str) -> None:
@@ -217,6 +225,8 @@ class StepTimeModel:
         """
         cal = self.cal
         sum_past = int(past.sum())
+        if max_new <= 1 and self.decode_time is not None:
+            return self._decode_attention(sum_past, M)
         if max_new <= 1:  # pure decode: new_i = 1, so the dot products reduce to sums
             np_dot, nn_dot = sum_past, M
         else:
@@ -246,6 +256,41 @@ class StepTimeModel:
                 tm = max(tm, seen_max * self.kv_token_bytes / self.shapes.kv_heads / (cal.attn_cta_gbps * 1e9))
             total += layers * _knee_scalar(tc, tm, cal.knee_p)
         return total
+
+    def _decode_attention(self, sum_past: int, M: int) -> float:
+        """_attention() for M decodes reading sum_past tokens in all, when that sum is all it needs
+        (full attention, split-KV kernels): the same arithmetic, in the same order."""
+        cal = self.cal
+        dqk, dv = self.dims_decode
+        heads = self.shapes.q_heads
+        qo_bytes = M * heads * (dqk + dv) * self.wfmt.act_bytes
+        seen_sum = sum_past + M
+        pairs = sum_past + 0.5 * (M + M)
+        total = 0.0
+        for layers, _ in self.attn_kinds:
+            if not layers:
+                continue
+            tc = 2.0 * heads * (dqk + dv) * pairs / (self.flops16 * cal.attn_compute_eff)
+            tm = (seen_sum * self.kv_token_bytes + qo_bytes) / (self.bw * cal.kv_read_eff)
+            total += layers * _knee_scalar(tc, tm, cal.knee_p)
+        return total
+
+    def _decode_step(self, M: int, sum_past: int, sampled: int) -> float:
+        """Seconds for a step of M one-token decodes whose contexts sum to sum_past tokens (see
+        decode_time); __call__ gives the same float for any such batch."""
+        if self.eager or M >= self._pad.size:
+            Mp, graph = M, False
+        else:
+            Mp, graph = int(self._pad[M]), True
+        gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._table(None, "all", Mp)
+        gpu += self._decode_attention(sum_past, M)
+        gpu += float(self._head_table[sampled]) if sampled <= self.table_tokens else self._table(None, None, sampled)
+        cal = self.cal
+        if graph:
+            return gpu + self._layers * cal.graph_gap_s_per_layer
+        cpu = self._layers * cal.eager_cpu_s_per_layer_decode
+        p = cal.overlap_p
+        return (gpu ** p + cpu ** p) ** (1.0 / p)
 
     def breakdown(self, batch: StepBatch) -> dict[str, float]:
         """Seconds per part: linear, elementwise, attention, lm_head, moe, allreduce, overhead, total."""

@@ -135,7 +135,7 @@ def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
            "(fixtures/gpu/); other GPUs and shapes are extrapolated from datasheet peaks",
            f"scheduler CPU time {DEFAULT_SCHEDULER_OVERHEAD_S * 1000:.1f} ms per step"
            + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else ""),
-           "memory: activation peak, non-torch and CUDA-graph memory are estimates (see `vllm-reader capacity`)"]
+           "memory: activation peak, non-torch and CUDA-graph memory are estimates (the capacity command shows them)"]
     return out
 
 

@@ -20,7 +20,7 @@ RuleErrors = Callable[[Any], list[str]]
 
 
 class Trial(BaseModel):
-    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid"]
+    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
 
@@ -29,10 +29,13 @@ _BASE: Optional[Scenario] = None
 
 
 def try_changes(base: Scenario, changes: list[dict[str, Any]], rule_errors: RuleErrors,
-                workers: Optional[int] = None) -> list[Trial]:
+                workers: Optional[int] = None, skip_no_effect: bool = False) -> list[Trial]:
+    """One Trial per set of changes. skip_no_effect: a change that leaves the simulation's inputs as
+    they were is reported as "no_effect" instead of simulated again (the what-ifs, which already
+    hold the base's result; a sweep wants every point measured)."""
     global _BASE
     _BASE = base
-    jobs = [(c, rule_errors) for c in changes]
+    jobs = [(c, rule_errors, skip_no_effect) for c in changes]
     workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
     try:
         if workers <= 1 or len(jobs) <= 1:
@@ -43,8 +46,8 @@ def try_changes(base: Scenario, changes: list[dict[str, Any]], rule_errors: Rule
         _BASE = None
 
 
-def _trial(job: tuple[dict[str, Any], RuleErrors]) -> Trial:
-    changes, rule_errors = job
+def _trial(job: tuple[dict[str, Any], RuleErrors, bool]) -> Trial:
+    changes, rule_errors, skip_no_effect = job
     base = _BASE
     assert base is not None
     try:
@@ -56,5 +59,26 @@ def _trial(job: tuple[dict[str, Any], RuleErrors]) -> Trial:
         return Trial(status="rejected_by_rules", why_not="; ".join(errors))
     if not scenario.starts:
         return Trial(status="does_not_start", why_not=scenario.capacity.startup_error.message)
+    if skip_no_effect and same_simulation(base, scenario):
+        return Trial(status="no_effect", why_not="the KV blocks, scheduler settings and step times come out the same "
+                                                 "(every request of the workload fits either way)")
     result = scenario.run()
     return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
+
+
+def same_simulation(a: Scenario, b: Scenario) -> bool:
+    """Whether simulating b must give a's result: the same scheduler settings and step-time model.
+    max_model_len only matters to requests longer than it (stopped or refused), so two values that
+    both hold the workload's longest request count as equal."""
+    if a.settings is None or b.settings is None or a.step_time.key != b.step_time.key:
+        return False
+    longest = a.workload.longest_request + 1 + _lookahead(a)
+    sa, sb = a.settings.model_dump(), b.settings.model_dump()
+    if all(s["max_model_len"] is not None and s["max_model_len"] >= longest for s in (sa, sb)):
+        sa["max_model_len"] = sb["max_model_len"] = None
+    return sa == sb
+
+
+def _lookahead(s: Scenario) -> int:
+    spec = s.settings.speculative if s.settings is not None else None
+    return spec.num_speculative_tokens + 1 if spec is not None else 0

@@ -27,7 +27,7 @@ class WhatIf(BaseModel):
     changes: dict[str, Any]
     reason: str
     addresses: str
-    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid"]
+    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
     score: Optional[float] = None  # objective, relative to the baseline (1.0 = no change)
@@ -75,6 +75,12 @@ def _for_kv(base: Scenario) -> list[Candidate]:
         out.append(Candidate(changes={"max_num_seqs": max(8, n_max)},
                              reason=f"the KV cache holds about {n_max} requests of mean length; admitting more only "
                                     "preempts", addresses="kv_memory"))
+        if 4 * n_max < seqs:
+            # vLLM's profiling run sizes the sampler for max_num_seqs requests, so a lower cap also frees
+            # activation memory for KV blocks: the cache then holds more than n_max.
+            out.append(Candidate(changes={"max_num_seqs": 4 * n_max},
+                                 reason="a lower cap shrinks the profiling run's sampler peak, leaving more memory "
+                                        "for KV blocks", addresses="kv_memory"))
     tp = v("tensor_parallel_size") or 1
     pp = v("pipeline_parallel_size") or 1
     if r.model is not None and r.gpu_count >= 2 * tp * pp and r.model.num_attention_heads % (2 * tp) == 0:
@@ -171,7 +177,7 @@ def _unique(base: Scenario, found: list[Candidate]) -> list[Candidate]:
 
 def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics, rule_errors: RuleErrors,
                  workers: Optional[int] = None) -> list[WhatIf]:
-    trials = try_changes(base, [c.changes for c in cands], rule_errors, workers)
+    trials = try_changes(base, [c.changes for c in cands], rule_errors, workers, skip_no_effect=True)
     results = [WhatIf(changes=c.changes, reason=c.reason, addresses=c.addresses, status=t.status,
                       why_not=t.why_not, metrics=t.metrics) for c, t in zip(cands, trials)]
     for item in results:
@@ -188,10 +194,11 @@ def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:
     """Relative improvement: goodput under SLOs when there are SLOs, else throughput with latency guards."""
     if not base.completed:
         return 2.0 + m.output_throughput / 1e6  # the baseline does not start: anything that runs is better
-    if slos_ms and m.goodput_rps is not None and base.goodput_rps is not None:
+    if slos_ms and m.goodput_rps is not None and base.goodput_rps is not None and (base.goodput_rps or m.goodput_rps):
         if base.goodput_rps > 0:
             return m.goodput_rps / base.goodput_rps
         return 1.0 + m.goodput_rps  # any goodput beats none
+    # No SLOs, or nothing meets them either way: throughput, guarded by the latency tails.
     gain = m.output_throughput / base.output_throughput if base.output_throughput else 1.0
     penalty = 0.0
     for new, old in ((m.itl_p99_ms, base.itl_p99_ms), (m.ttft_p99_ms, base.ttft_p99_ms)):

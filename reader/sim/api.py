@@ -6,7 +6,9 @@
     result = simulate(settings, load_workload("chat"), step_time=lambda batch: 0.02, mode="chunked", seed=0)
 
 `step_time(batch)` returns the seconds one engine step takes for a `reader.batch.StepBatch`; the
-simulator knows nothing else about the hardware.
+simulator knows nothing else about the hardware. It must be a deterministic function of the
+batch: the value for a one-request decode batch may be reused for the same batch later (give the
+callable an attribute `deterministic = False` to prevent that).
 """
 from __future__ import annotations
 
@@ -52,13 +54,17 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              step_time: StepTimeFn, mode: str = "chunked", seed: int | None = None,
              progress: ProgressFn | None = None, *, overhead_s: float | None = None,
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
-             max_points: int = 500) -> SimResult:
+             leaps: bool = True, max_points: int = 500) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
     same seed gives the same result. overhead_s: CPU time per engine step outside the model
     (default DEFAULT_SCHEDULER_OVERHEAD_S). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
-    progress(done, total) is called as requests finish."""
+    progress(done, total) is called as requests finish. fast_path=False walks the running batch one
+    request at a time, as vLLM does; leaps=False runs every pure-decode step on its own (both give
+    the same result: they are there for the tests). step_time must be a deterministic function of
+    the batch: the simulator may reuse its value for an identical batch (set an attribute
+    `deterministic = False` on the callable to prevent that)."""
     if mode not in MODES:
         raise ReaderError(f"unknown mode '{mode}' (known: {', '.join(MODES)}).", key="mode")
     if slos_ms:
@@ -71,7 +77,8 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
     overhead = DEFAULT_SCHEDULER_OVERHEAD_S if overhead_s is None else float(overhead_s)
     if overhead < 0:
         raise ReaderError("the scheduler overhead must be >= 0 seconds.", key="overhead_s")
-    run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, progress=progress)
+    run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
+                   progress=progress)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 
 

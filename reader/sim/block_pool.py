@@ -58,6 +58,11 @@ class CachingBlockPool:
         self.hash_of: list[object] = [None] * num_gpu_blocks
         self.first: dict[object, int] = {}
         self.dups: dict[object, list[int]] = {}
+        # Blocks someone remembers as a cache hit (block -> watcher ids), and the watchers whose
+        # blocks have since lost their hash; see KVCacheManager.get_computed_blocks.
+        self.watch: dict[int, set[int]] = {}
+        self.stale_watchers: set[int] = set()
+        self.registrations = 0  # calls that may have added hashes
 
     @property
     def num_free(self) -> int:
@@ -107,6 +112,8 @@ class CachingBlockPool:
         hash_of = self.hash_of
         ref = self.ref_cnt
         first = self.first
+        if self.watch:
+            self._evicting(out)
         if not self.dups:
             # Every hash has one block, so a hashed block is first[hash].
             pop = first.pop
@@ -128,6 +135,13 @@ class CachingBlockPool:
                         del first[h]
             ref[b] = 1
         return out
+
+    def _evicting(self, blocks: list[int]) -> None:
+        watch = self.watch
+        for b in blocks:
+            watchers = watch.pop(b, None)
+            if watchers and self.hash_of[b] is not None:
+                self.stale_watchers |= watchers
 
     def _drop_first(self, key: object) -> None:
         """The block registered first under `key` was evicted: the next live duplicate takes over."""
@@ -193,6 +207,7 @@ class CachingBlockPool:
 
     def cache_blocks(self, blocks, keys) -> None:
         """Register full blocks under their hashes (they can now be prefix-cache hits)."""
+        self.registrations += 1
         hash_of = self.hash_of
         first = self.first
         get = first.get
@@ -211,6 +226,7 @@ class CachingBlockPool:
     def publish(self, blocks: list[int], keys) -> None:
         """Register full blocks whose hashes are registered nowhere yet (no duplicate checks): the
         private blocks of a request being preempted (see KVCacheManager._register)."""
+        self.registrations += 1
         hash_of = self.hash_of
         for b, key in zip(blocks, keys):
             hash_of[b] = key

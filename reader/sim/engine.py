@@ -15,6 +15,11 @@ Clock model (per step k; g_k = step_time(batch), o = scheduler overhead per step
 
 A step that schedules no tokens runs no model: it costs only o.
 
+Stretches of steps in which every running request decodes are run by leap.py (multi-step leaps,
+admission included) with the same results as step by step; `leaps=False` turns them off, and so
+does `fast_path=False` (the tests compare all three). Per-step records are `Column`s: appended to
+one step at a time, or many steps at once by a leap.
+
 Modes:
 - chunked (CONTINUOUS+CHUNKED, the V1 default): the settings as given.
 - continuous: iteration-level admission, whole prompts in one step (chunked prefill off, no
@@ -33,8 +38,10 @@ from typing import Callable
 import numpy as np
 
 from ..batch import StepBatch
+from .clock import step_clock
+from .leap import DecodeLeaps
 from .request import FINISHED, REJECTED, RequestTable, SharedPrefixContent
-from .scheduler import STOP_EMPTY, Scheduler
+from .scheduler import STOP_CODE, STOP_EMPTY, Scheduler
 from .settings import ResolvedSettings
 from .workload import Workload
 
@@ -45,6 +52,7 @@ DEFAULT_SCHEDULER_OVERHEAD_S = 0.0005
 MODES = ("naive", "static", "continuous", "chunked")
 StepTimeFn = Callable[[StepBatch], float]
 ProgressFn = Callable[[int, int], None]
+
 
 
 def settings_for_mode(cfg: ResolvedSettings, mode: str) -> ResolvedSettings:
@@ -60,6 +68,49 @@ def settings_for_mode(cfg: ResolvedSettings, mode: str) -> ResolvedSettings:
             changes.update(max_num_seqs=1, max_num_active_seqs=1)
         return replace(cfg, **changes)
     raise ValueError(f"unknown mode {mode!r}")
+
+
+class Column:
+    """One per-step record of a run: values appended one step at a time (a Python list, cheap to
+    append to), or many steps at once (a leap adds numpy runs); `array()` joins them in order."""
+
+    __slots__ = ("dtype", "_chunks", "_buf", "_len", "append")
+
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self._chunks: list[np.ndarray] = []
+        self._buf: list = []
+        self._len = 0
+        self.append = self._buf.append
+
+    def _flush(self) -> None:
+        if self._buf:
+            self._chunks.append(np.array(self._buf, dtype=self.dtype))
+            self._len += len(self._buf)
+            self._buf = []
+            self.append = self._buf.append
+
+    def extend(self, values) -> None:
+        """Add steps: a list or an array of values."""
+        self._flush()
+        a = np.asarray(values, dtype=self.dtype)
+        self._chunks.append(a)
+        self._len += a.size
+
+    def extend_const(self, value, count: int) -> None:
+        """Add `count` steps with the same value."""
+        self._flush()
+        self._chunks.append(np.full(count, value, dtype=self.dtype))
+        self._len += count
+
+    def array(self) -> np.ndarray:
+        self._flush()
+        if len(self._chunks) != 1:
+            self._chunks = [np.concatenate(self._chunks) if self._chunks else np.empty(0, dtype=self.dtype)]
+        return self._chunks[0]
+
+    def __len__(self) -> int:
+        return self._len + len(self._buf)
 
 
 @dataclass
@@ -78,18 +129,18 @@ class EngineRun:
     max_itl: np.ndarray
     itl_chunks: list[np.ndarray]
     # per step
-    step_start: list[float] = field(default_factory=list)
-    step_end: list[float] = field(default_factory=list)
-    step_tokens: list[int] = field(default_factory=list)
-    step_seqs: list[int] = field(default_factory=list)
-    step_prefill_tokens: list[int] = field(default_factory=list)
-    step_decodes: list[int] = field(default_factory=list)
-    step_kv_usage: list[float] = field(default_factory=list)
-    step_free_blocks: list[int] = field(default_factory=list)
-    step_running: list[int] = field(default_factory=list)
-    step_waiting: list[int] = field(default_factory=list)
-    step_stop: list[str] = field(default_factory=list)
-    step_preempted: list[int] = field(default_factory=list)
+    step_start: Column = field(default_factory=lambda: Column(np.float64))
+    step_end: Column = field(default_factory=lambda: Column(np.float64))
+    step_tokens: Column = field(default_factory=lambda: Column(np.int64))
+    step_seqs: Column = field(default_factory=lambda: Column(np.int64))
+    step_prefill_tokens: Column = field(default_factory=lambda: Column(np.int64))
+    step_decodes: Column = field(default_factory=lambda: Column(np.int64))
+    step_kv_usage: Column = field(default_factory=lambda: Column(np.float64))
+    step_free_blocks: Column = field(default_factory=lambda: Column(np.int64))
+    step_running: Column = field(default_factory=lambda: Column(np.int64))
+    step_waiting: Column = field(default_factory=lambda: Column(np.int64))
+    step_stop: Column = field(default_factory=lambda: Column(np.int8))    # scheduler.STOP_CODE of the reason
+    step_preempted: Column = field(default_factory=lambda: Column(np.int64))
     budget: int = 0
     recomputed_tokens: int = 0
     num_preemptions: int = 0
@@ -97,6 +148,9 @@ class EngineRun:
     prefix_hits: int = 0
     spec_drafts: int = 0
     spec_accepted: int = 0
+    leaps: int = 0          # multi-step leaps run (leap.py), and the steps they covered
+    leap_steps: int = 0
+    blocked_skips: int = 0  # leap steps whose admission was known to stop for KV blocks without a look
     notes: list[str] = field(default_factory=list)
 
 
@@ -160,8 +214,11 @@ def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np
 
 def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
            overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-           progress: ProgressFn | None = None) -> EngineRun:
-    """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive)."""
+           leaps: bool = True, progress: ProgressFn | None = None) -> EngineRun:
+    """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive).
+
+    leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
+    (the one-request-at-a-time reference walk) turns them off too."""
     n = wl.num_requests
     ids = [str(i) for i in range(n)]
     reqs = RequestTable(ids, wl.prompt_len, wl.output_len, priority=wl.priority, arrival=wl.arrival)
@@ -177,16 +234,25 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     done = 0
     report_every = max(1, n // 100)
     next_report = report_every
-    while done < n:
-        for r, when in client.send_until(t):
+
+    def receive(until: float) -> int:
+        """Requests sent by `until` join the waiting queue; returns how many were refused."""
+        refused = 0
+        for r, when in client.send_until(until):
             run.send_time[r] = when
             if reqs.prompt_len[r] >= mml:
                 # vLLM's input processor refuses it (HTTP 400): a failed request.
                 reqs.status[r] = REJECTED
                 client.done(when)
-                done += 1
+                refused += 1
             else:
                 sched.add_request(r)
+        return refused
+
+    leaper = (DecodeLeaps(sched, run, client, receive, step_time, overhead_s, async_mode, progress, n)
+              if leaps and fast_path and not cfg.num_spec_tokens else None)
+    while done < n:
+        done += receive(t)
         if not sched.has_unfinished():
             when = client.next_send_time()
             if when is None:
@@ -194,6 +260,11 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
             t = max(t, when)
             prev_end = None
             continue
+        if leaper is not None:
+            jumped = leaper.leap(t, prev_end, done, next_report)
+            if jumped is not None:
+                t, prev_end, done, next_report = jumped
+                continue
         plan = sched.schedule()
         released = sched.release_lingering() if async_mode else []
         c = t
@@ -217,15 +288,7 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
         batch_sampled = plan.after >= plan.ntok
         batch = StepBatch(plan.n, plan.past, int(batch_sampled.sum()))
         gpu = float(step_time(batch))
-        if async_mode:
-            start = c + overhead_s if prev_end is None else max(prev_end, c + overhead_s)
-            end = start + gpu
-            t = start
-            prev_end = end
-        else:
-            start = c + overhead_s
-            end = start + gpu
-            t = end
+        start, end, t, prev_end = step_clock(c, prev_end, gpu, overhead_s, async_mode)
         is_decode = plan.past + 1 >= plan.ntok
         accepted = None
         if plan.spec is not None:
@@ -250,6 +313,9 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     run.num_preemptions = sched.num_preemptions
     run.prefix_queries = sched.kv.prefix_queries
     run.prefix_hits = sched.kv.prefix_hits
+    if leaper is not None:
+        run.leaps, run.leap_steps = leaper.num_leaps, leaper.num_steps
+        run.blocked_skips = leaper.num_blocked_skips
     if progress is not None:
         progress(done, n)
     return run
@@ -298,7 +364,7 @@ def _record_step(run: EngineRun, sched: Scheduler, plan, start: float, end: floa
     run.step_free_blocks.append(sched.kv.num_free)
     run.step_running.append(sched.num_running)
     run.step_waiting.append(sched.num_waiting)
-    run.step_stop.append(plan.stop)
+    run.step_stop.append(STOP_CODE[plan.stop])
     run.step_preempted.append(len(plan.preempted))
 
 
@@ -311,7 +377,7 @@ def _record_idle_step(run: EngineRun, sched: Scheduler, plan, start: float, end:
     run.step_free_blocks.append(sched.kv.num_free)
     run.step_running.append(sched.num_running)
     run.step_waiting.append(sched.num_waiting)
-    run.step_stop.append(plan.stop)
+    run.step_stop.append(STOP_CODE[plan.stop])
     run.step_preempted.append(len(plan.preempted))
 
 
@@ -368,8 +434,8 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
         start = t + overhead_s
         gpu = float(step_time(StepBatch(np.full(size, p_max, dtype=np.int64), np.zeros(size, dtype=np.int64), size)))
         end = start + gpu
-        _static_step(run, start, end, size * p_max, size, size * p_max, 0, kv_usage, len(queue))
-        run.step_free_blocks[-1] = usable - size * blocks_per_seq
+        _static_step(run, start, end, size * p_max, size, size * p_max, 0, kv_usage, usable - size * blocks_per_seq,
+                     len(queue))
         run.first_token[members] = end
         run.last_token[members] = end
         t = end
@@ -385,8 +451,7 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
                 run.max_itl[live] = np.maximum(run.max_itl[live], gaps)
                 run.last_token[live] = end
             done += receive(end)
-            _static_step(run, start, end, size, size, 0, size, kv_usage, len(queue))
-            run.step_free_blocks[-1] = usable - size * blocks_per_seq
+            _static_step(run, start, end, size, size, 0, size, kv_usage, usable - size * blocks_per_seq, len(queue))
             t = end
         reqs.num_output[members] = output[members]
         reqs.status[members] = FINISHED
@@ -414,7 +479,7 @@ def _form_static_batch(queue: list[int], prompt: np.ndarray, output: np.ndarray,
 
 
 def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
-                 kv_usage: float, waiting: int) -> None:
+                 kv_usage: float, free_blocks: int, waiting: int) -> None:
     run.step_start.append(start)
     run.step_end.append(end)
     run.step_tokens.append(tokens)
@@ -422,18 +487,18 @@ def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
     run.step_prefill_tokens.append(prefill)
     run.step_decodes.append(decodes)
     run.step_kv_usage.append(kv_usage)
-    run.step_free_blocks.append(0)
+    run.step_free_blocks.append(free_blocks)
     run.step_running.append(seqs)
     run.step_waiting.append(waiting)
-    run.step_stop.append(STOP_EMPTY)
+    run.step_stop.append(STOP_CODE[STOP_EMPTY])
     run.step_preempted.append(0)
 
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
              overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-             progress: ProgressFn | None = None) -> EngineRun:
+             leaps: bool = True, progress: ProgressFn | None = None) -> EngineRun:
     mode_cfg = settings_for_mode(cfg, mode)
     if mode == "static":
         return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress)
     return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
-                  progress=progress)
+                  leaps=leaps, progress=progress)

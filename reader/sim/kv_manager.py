@@ -7,6 +7,8 @@ single_type_kv_cache_manager.py @ v0.32.0).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .block_pool import CachingBlockPool, CountingBlockPool
@@ -38,6 +40,7 @@ class KVCacheManager:
                             if enable_caching else None)
         self.prefix_queries = 0
         self.prefix_hits = 0
+        self._hit_memo: dict[int, tuple[list[int], int, int]] = {}
 
     # ---- counts -------------------------------------------------------------------------
     @property
@@ -55,16 +58,48 @@ class KVCacheManager:
             return [], 0
         bs = self.block_size
         limit = (int(self.reqs.num_tokens[r]) - 1) // bs
-        hits = []
-        get = self.pool.get_cached_block
-        for key in self.content.block_hashes(r, 0, limit):
+        hits = self._longest_hit(r, limit)  # read-only: the remembered list itself
+        if self.drop_last_hit_block and hits:
+            hits = hits[:-1]
+        return hits, len(hits) * bs
+
+    def _longest_hit(self, r: int, limit: int) -> list[int]:
+        """The cached blocks of r's longest hit, remembered between calls: a request blocked at the
+        head of the queue is looked up every step, and its prompt can be thousands of blocks. The
+        remembered run stays right until one of its blocks loses its hash (the pool reports that);
+        blocks registered since can only extend it, so the walk resumes where it stopped, and with
+        no registration since, there is nothing to walk."""
+        pool = self.pool
+        memo = self._hit_memo.get(r)
+        hits = memo[0] if memo is not None else []
+        if r in pool.stale_watchers:
+            # Cut the run at its first block that lost its hash: the blocks before it are still the
+            # ones a lookup finds (the earliest registered block holding a hash stays the answer).
+            pool.stale_watchers.discard(r)
+            held = map(pool.hash_of.__getitem__, hits)
+            same = list(map(operator.eq, held, self.content.block_hashes(r, 0, len(hits))))
+            del hits[same.index(False) if False in same else len(hits):]
+        elif memo is not None and memo[1] == limit and memo[2] == pool.registrations:
+            return hits
+        if len(hits) > limit:
+            del hits[limit:]
+        start = len(hits)
+        get = pool.get_cached_block
+        for key in self.content.block_hashes(r, start, limit):
             b = get(key)
             if b is None:
                 break
             hits.append(b)
-        if self.drop_last_hit_block and hits:
-            hits.pop()
-        return hits, len(hits) * bs
+        if len(hits) > start:
+            watch = pool.watch
+            for b in hits[start:]:
+                watchers = watch.get(b)
+                if watchers is None:
+                    watch[b] = {r}
+                else:
+                    watchers.add(r)
+        self._hit_memo[r] = (hits, limit, pool.registrations)
+        return hits
 
     def record_prefix_lookup(self, r: int, hit_tokens: int) -> None:
         """Counted at admission, as vLLM 0.32 does (vllm:prefix_cache_queries / _hits, in tokens)."""
@@ -78,8 +113,7 @@ class KVCacheManager:
         need = max(-(-num_tokens // bs) - int(self.held[r]) - len(hit_blocks), 0)
         if hit_blocks:
             # Hit blocks sitting free (evictable) leave the free queue when reused.
-            ref = self.pool.ref_cnt
-            need += sum(1 for b in hit_blocks if ref[b] == 0)
+            need += list(map(self.pool.ref_cnt.__getitem__, hit_blocks)).count(0)
         return need
 
     def allocate_slots(self, r: int, num_new_tokens: int, *, hit_tokens: int = 0, hit_blocks: list[int] = (),

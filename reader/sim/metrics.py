@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import EngineRun
+from .engine import Column, EngineRun
 from .request import FINISHED
 from .result import (
     Evidence,
@@ -28,7 +28,7 @@ from .result import (
     StepTimeEvidence,
     TimeSeries,
 )
-from .scheduler import STOP_BLOCKS, STOP_EMPTY, STOP_FULL_SEQUENCE, STOP_SEQS
+from .scheduler import STOP_BLOCKS, STOP_CODE, STOP_EMPTY, STOP_FULL_SEQUENCE, STOP_NAMES, STOP_SEQS
 
 GOODPUT_KEYS = ("ttft", "tpot", "e2el", "itl")
 
@@ -123,6 +123,12 @@ def summarize(run: EngineRun, *, seed: int, slos_ms: dict[str, float] | None = N
     return result
 
 
+def _column(col, dtype=np.float64) -> np.ndarray:
+    """A per-step column of the run as a numpy array of `dtype`."""
+    a = col.array() if isinstance(col, Column) else np.asarray(col)
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
 def timeseries(run: EngineRun, max_points: int) -> TimeSeries:
     k = len(run.step_start)
     if k == 0:
@@ -131,14 +137,14 @@ def timeseries(run: EngineRun, max_points: int) -> TimeSeries:
     m = -(-k // per)
 
     def bucket(values, how=np.mean) -> list[float]:
-        a = np.asarray(values, dtype=np.float64)
+        a = _column(values)
         pad = m * per - k
         if pad:
             a = np.concatenate((a, np.full(pad, np.nan)))
         b = a.reshape(m, per)
         return [round(float(x), 6) for x in (np.nanmax(b, axis=1) if how is np.max else np.nanmean(b, axis=1))]
 
-    starts = np.asarray(run.step_start)[::per]
+    starts = _column(run.step_start)[::per]
     return TimeSeries(steps_per_point=per, t_s=[round(float(x), 6) for x in starts],
                       kv_usage=bucket(run.step_kv_usage), kv_usage_max=bucket(run.step_kv_usage, np.max),
                       running=bucket(run.step_running), waiting=bucket(run.step_waiting),
@@ -149,19 +155,19 @@ def evidence(run: EngineRun, queue: LatencyStats) -> Evidence:
     k = len(run.step_start)
     if k == 0:
         return Evidence(queue_time_ms=queue)
-    tokens = np.asarray(run.step_tokens, dtype=np.float64)
-    prefill = np.asarray(run.step_prefill_tokens, dtype=np.float64)
-    seqs = np.asarray(run.step_seqs, dtype=np.float64)
-    start = np.asarray(run.step_start)
-    end = np.asarray(run.step_end)
+    tokens = _column(run.step_tokens)
+    prefill = _column(run.step_prefill_tokens)
+    seqs = _column(run.step_seqs)
+    start = _column(run.step_start)
+    end = _column(run.step_end)
     dur = end - start
-    kv = np.asarray(run.step_kv_usage)
-    free = np.asarray(run.step_free_blocks)
-    waiting = np.asarray(run.step_waiting)
-    stops = np.asarray(run.step_stop)
+    kv = _column(run.step_kv_usage)
+    free = _column(run.step_free_blocks, np.int64)
+    waiting = _column(run.step_waiting, np.int64)
+    stops = _column(run.step_stop, np.int8)
     left_waiting = waiting > 0
-    reasons, counts = np.unique(stops[left_waiting & (stops != STOP_EMPTY)], return_counts=True)
-    admission = {str(r): int(c) for r, c in zip(reasons, counts)}
+    counts = np.bincount(stops[left_waiting & (stops != STOP_CODE[STOP_EMPTY])], minlength=len(STOP_NAMES))
+    admission = {name: int(counts[code]) for name, code in sorted(STOP_CODE.items()) if counts[code]}
     ran = tokens > 0
     st = StepTimeEvidence()
     if ran.any():
@@ -183,13 +189,14 @@ def evidence(run: EngineRun, queue: LatencyStats) -> Evidence:
         budget_fill_mean=float((tokens[ran] / run.budget).mean()) if ran.any() else None,
         steps_budget_full=int((tokens >= run.budget).sum()),
         admission_stops=admission,
-        steps_seqs_full_blocks_free=int((left_waiting & (stops == STOP_SEQS) & (free > 0)).sum()),
-        steps_admission_blocked_by_kv=int((left_waiting & np.isin(stops, [STOP_BLOCKS, STOP_FULL_SEQUENCE])).sum()),
-        steps_with_preemption=int((np.asarray(run.step_preempted) > 0).sum()),
+        steps_seqs_full_blocks_free=int((left_waiting & (stops == STOP_CODE[STOP_SEQS]) & (free > 0)).sum()),
+        steps_admission_blocked_by_kv=int((left_waiting & ((stops == STOP_CODE[STOP_BLOCKS])
+                                                           | (stops == STOP_CODE[STOP_FULL_SEQUENCE]))).sum()),
+        steps_with_preemption=int((_column(run.step_preempted, np.int64) > 0).sum()),
         kv_usage_peak=float(kv.max()),
         kv_usage_mean=float((kv * span).sum() / total_time) if total_time > 0 else float(kv.mean()),
         fraction_time_kv_above_95pct=float(span[kv >= 0.95].sum() / total_time) if total_time > 0 else None,
-        running_mean=float(np.mean(run.step_running)),
+        running_mean=float(np.mean(_column(run.step_running, np.int64))),
         waiting_peak=int(waiting.max()),
         waiting_mean=float(waiting.mean()),
         queue_time_ms=queue,

@@ -50,6 +50,9 @@ STOP_BLOCKS = "kv_blocks"
 STOP_FULL_SEQUENCE = "kv_full_sequence"
 STOP_NO_CHUNK = "prompt_exceeds_budget"
 STOP_PREEMPTED = "preemption"
+# The engine records a step's stop reason as its index here (compact per-step records).
+STOP_NAMES = (STOP_EMPTY, STOP_BUDGET, STOP_SEQS, STOP_BLOCKS, STOP_FULL_SEQUENCE, STOP_NO_CHUNK, STOP_PREEMPTED)
+STOP_CODE = {name: i for i, name in enumerate(STOP_NAMES)}
 
 
 @dataclass(slots=True)
@@ -136,13 +139,7 @@ class Scheduler:
         # (input_budget); earlier releases have no such second budget.
         input_budget = (cfg.max_num_batched_tokens if self.beh.draft_slot_accounting == "per_request"
                         else _UNBOUNDED)
-        threshold = cfg.long_prefill_token_threshold
-        num_eligible = int(self.running.size) + len(self.waiting)
-        if self.beh.lone_request_threshold_exempt and num_eligible <= 1:
-            threshold = 0  # nobody to starve (scheduler.py schedule() @ v0.32.0)
-        if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
-            threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
-
+        threshold = self.prefill_threshold()
         run_idx, run_n, budget, input_budget, preempted = self._schedule_running(budget, input_budget, threshold)
         plan = StepPlan(idx=run_idx, n=run_n, past=_EMPTY, spec=None, num_from_running=int(run_idx.size),
                         preempted=preempted, budget=cfg.max_num_scheduled_tokens)
@@ -152,6 +149,17 @@ class Scheduler:
             self._schedule_waiting(plan, budget, input_budget, threshold)
         self._after_schedule(plan)
         return plan
+
+    def prefill_threshold(self) -> int:
+        """long_prefill_token_threshold as this step's schedule() applies it."""
+        cfg = self.cfg
+        threshold = cfg.long_prefill_token_threshold
+        num_eligible = int(self.running.size) + len(self.waiting)
+        if self.beh.lone_request_threshold_exempt and num_eligible <= 1:
+            threshold = 0  # nobody to starve (scheduler.py schedule() @ v0.32.0)
+        if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
+            threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
+        return threshold
 
     # ---- phase A ------------------------------------------------------------------------------
     def _schedule_running(self, budget: int, input_budget: int, threshold: int):
@@ -340,8 +348,9 @@ class Scheduler:
             plan.admitted = admitted
             adm = np.array(admitted, dtype=np.int64)
             self.running = np.concatenate((self.running, adm))
-            plan.idx = np.concatenate((plan.idx, adm))
-            plan.n = np.concatenate((plan.n, np.array(counts, dtype=np.int64)))
+            n_adm = np.array(counts, dtype=np.int64)
+            plan.idx = np.concatenate((plan.idx, adm)) if plan.idx.size else adm
+            plan.n = np.concatenate((plan.n, n_adm)) if plan.n.size else n_adm
 
     # ---- bookkeeping after schedule() ------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from reader.config.resolve import resolve
 from reader.diagnose.checks import rule_errors
 from reader.diagnose.scenario import build_scenario, rebuild
 from reader.diagnose.sweep import SweepPoint, _best, _mark, parse_params
+from reader.diagnose.trials import same_simulation
 from reader.diagnose.metrics import Metrics
 from reader.diagnose.whatif import Candidate, evaluate_all, objective
 from reader.errors import ReaderError
@@ -49,6 +50,25 @@ def test_a_change_the_rules_refuse_is_marked_and_never_recommended(base):
     assert bad.status == "rejected_by_rules" and "max_num_batched_tokens" in bad.why_not and not bad.recommended
     good = results[tuple(fine.changes.items())]
     assert good.status == "simulated" and good.metrics.completed == WORKLOAD["num_requests"]
+
+
+def test_a_change_that_leaves_the_simulation_as_it_was_is_not_simulated_again(base):
+    # The workload's longest request is 360 tokens: any max_model_len that holds it schedules the same.
+    same = Candidate(changes={"max_model_len": 2048}, reason="test", addresses="kv_memory")
+    cut = Candidate(changes={"max_model_len": 320}, reason="test", addresses="kv_memory")
+    baseline = Metrics.of(base.run())
+    results = {tuple(w.changes.items()): w for w in evaluate_all(base, [same, cut], baseline, rule_errors, 1)}
+    unchanged = results[tuple(same.changes.items())]
+    assert unchanged.status == "no_effect" and unchanged.metrics is None and not unchanged.recommended
+    assert results[tuple(cut.changes.items())].status == "simulated"  # requests now stop at 320 tokens
+
+
+def test_same_simulation_compares_every_input_of_the_simulation(base):
+    assert same_simulation(base, rebuild(base, {"max_model_len": 8192}))
+    assert not same_simulation(base, rebuild(base, {"max_model_len": 300}))
+    assert not same_simulation(base, rebuild(base, {"max_num_seqs": 9}))
+    assert not same_simulation(base, rebuild(base, {"gpu_memory_utilization": 0.8}))   # fewer KV blocks
+    assert not same_simulation(base, rebuild(base, {"enforce_eager": True}))           # other step times
 
 
 def test_objective_prefers_goodput_under_slos_and_guards_latency():

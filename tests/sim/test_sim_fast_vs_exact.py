@@ -1,8 +1,8 @@
 """The numpy fast path makes exactly the decisions of the one-request-at-a-time walk.
 
-The same workloads run both ways (fast_path=True / False) must give identical per-request
-outcomes: send, first-scheduled, first-token and finish times, output tokens, preemptions, and
-identical step counts. Workloads are chosen to hit the hand-over points: KV pressure with
+The same workloads run both ways (fast_path=True, with multi-step leaps, / fast_path=False, step
+by step) must give identical per-request outcomes: send, first-scheduled, first-token and finish
+times, output tokens, preemptions, and identical step counts. Workloads are chosen to hit the hand-over points: KV pressure with
 preemption (FCFS and priority), prefix caching with eviction, async scheduling, speculative
 decoding, chunking off.
 """
