@@ -11,14 +11,13 @@ import sys
 
 import typer
 
-from .errors import EXIT_BAD_INPUT
+from .errors import EXIT_BAD_INPUT, EXIT_INTERNAL, internal_error_message
 
 COMMAND_MODULES = (
     "diagnose", "check", "explain", "rules", "capacity", "step_time",
     "simulate", "replay", "sweep", "catalog", "skill",
 )
 
-EXIT_INTERNAL = 3
 
 _app = typer.Typer(
     name="vllm-reader",
@@ -103,6 +102,5 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as err:
         if debug:
             raise
-        print(f"internal error in vllm-reader: {type(err).__name__}: {err}. "
-              "Run again with --debug for a traceback, and please report it.", file=sys.stderr)
+        print(internal_error_message(err), file=sys.stderr)
         sys.exit(EXIT_INTERNAL)

@@ -47,3 +47,12 @@ class ReaderError(Exception):
         if self.hint:
             text += f" {self.hint}"
         return " ".join(text.split())
+
+
+EXIT_INTERNAL = 3
+
+
+def internal_error_message(err: BaseException) -> str:
+    """The one paragraph for an exception that is our bug, not the user's input (exit 3)."""
+    return (f"internal error in vllm-reader: {type(err).__name__}: {err}. "
+            "Run again with --debug for a traceback, and please report it.")

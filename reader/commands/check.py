@@ -38,37 +38,7 @@ def register(app: typer.Typer) -> None:
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
     ) -> None:
         """Check configs against vLLM's start-up rules for the chosen version (a CI gate)."""
-        from ..errors import ReaderError
-        from ..rules_engine.run import FORMATS, CheckOptions, check_files
-        from .common import write_output
+        from .check_run import run_check
 
-        if fmt not in FORMATS:
-            raise ReaderError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'.", key="--format")
-        opts = CheckOptions(vllm_version=vllm_version, gpu=gpu, gpus=gpus, model=model, set_values=set_values or [],
-                            pick=pick, usage_context=usage_context, fail_on=fail_on, ignore=ignore or [],
-                            only=rule or [])
-        report = check_files(configs, opts)
-        if fmt == "text":
-            from ..render.findings import render_text
-
-            text = render_text(report, verbose=verbose)
-        elif fmt == "markdown":
-            from ..render.findings import render_markdown
-
-            text = render_markdown(report)
-        elif fmt == "json":
-            from ..render.findings import render_json
-
-            text = render_json(report)
-        else:
-            from ..render.sarif import render_sarif
-            from ..rules_engine.loader import load_rules
-
-            text = render_sarif(report, load_rules())
-        write_output(text, output)
-        import sys
-
-        for c in report.configs:
-            if c.status == "bad-input":
-                print(c.error, file=sys.stderr)
-        raise typer.Exit(report.summary.exit_code)
+        raise typer.Exit(run_check(configs, vllm_version, fmt, fail_on, gpu, gpus, model, set_values, pick,
+                                   usage_context, ignore, rule, verbose, output))

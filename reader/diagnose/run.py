@@ -14,7 +14,7 @@ from ..sim.workload import describe
 from .checks import findings_for, rule_errors
 from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
 from .scenario import Scenario, build_scenario
-from .verdict import Verdict, decide, startup_verdict
+from .verdict import Verdict, decide, note_overload, startup_verdict
 from .metrics import Metrics
 from .whatif import candidates, evaluate_all
 
@@ -40,6 +40,7 @@ def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Option
     else:
         base_result = scenario.run()
         verdict = decide(base_result, scenario.capacity, scenario.slos_ms, compute_ridge(resolved))
+        note_overload(verdict, base_result, scenario.workload)
     diagnosis = _assemble(resolved, scenario, findings, verdict, base_result)
     if whatifs and not errors:
         baseline = diagnosis.baseline or _null_metrics()

@@ -7,6 +7,7 @@ that produced it so the report can show them.
 """
 from __future__ import annotations
 
+import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,8 @@ class Verdict(BaseModel):
     signals: list[Signal]
     slo: list[SloCheck] = Field(default_factory=list)
     bound: Optional[Literal["compute", "bandwidth"]] = None
+    # Open-loop arrivals faster than the deployment completes requests: offered / completed req/s.
+    overload: Optional[float] = None
 
 
 def decide(result: SimResult, capacity: Capacity, slos_ms: dict[str, float],
@@ -183,3 +186,23 @@ def _ms(value: Optional[float]) -> str:
     if value is None:
         return "n/a"
     return f"{value / 1000:.2f} s" if value >= 10_000 else f"{value:.1f} ms"
+
+
+def note_overload(verdict: Verdict, result: SimResult, workload) -> None:
+    """Open-loop arrivals (no concurrency cap) faster than the simulated deployment completes
+    requests: the queue grows for the whole run whatever the scheduler does, so say how far over."""
+    arrival = workload.arrival
+    if workload.max_concurrency is not None or arrival.size < 2 or not result.request_throughput:
+        return
+    span = float(arrival[-1] - arrival[0])
+    if span <= 0:
+        return  # everything at once: a burst, not a rate
+    offered = (arrival.size - 1) / span
+    factor = round(offered / result.request_throughput, 2)
+    if factor < 1.25:
+        return
+    verdict.overload = factor
+    verdict.headline += (f". The offered load ({offered:.2f} req/s) is {factor:.1f}x what this deployment completes "
+                         f"({result.request_throughput:.2f} req/s): the queue grows for the whole run, and no scheduler "
+                         f"setting closes a gap that wide; about {math.ceil(factor)}x the serving capacity (replicas, "
+                         "or more GPUs per replica) would")

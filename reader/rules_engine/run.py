@@ -75,7 +75,7 @@ def did_you_mean(text: str, ruleset: Any) -> str:
 
 def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> Any:
     from .. import __version__
-    from ..commands.common import load_and_resolve, load_options
+    from ..config.from_cli import load_and_resolve, load_options
     from .engine import check_resolved
     from .findings import CheckReport, ConfigResult, Summary, ToolInfo
     from .loader import load_rules

@@ -94,3 +94,13 @@ def test_a_start_up_failure_recommends_what_makes_it_start():
     rec = d.recommendation
     assert rec is not None and rec.status == "simulated"
     assert "max_model_len" in rec.changes or "gpu_memory_utilization" in rec.changes or "kv_cache_dtype" in rec.changes
+
+
+def test_an_open_loop_load_beyond_capacity_is_named_with_its_factor():
+    _, rag = diagnosis("qwen2.5-32b-a100-rag.yaml")   # Poisson arrivals, ~0.23 req/s completed
+    assert rag.verdict.overload is not None and rag.verdict.overload > 5
+    assert f"{rag.verdict.overload:.1f}x what this deployment completes" in rag.verdict.headline
+    _, chat = diagnosis("llama-3.1-8b-h100-chat.yaml")  # keeps up with its arrivals
+    assert chat.verdict.overload is None
+    _, headline = diagnosis("llama-3.3-70b-fp8-h100-128-clients.yaml")  # closed loop: no offered rate
+    assert headline.verdict.overload is None
