@@ -392,7 +392,7 @@ class _Resolver:
         tier, tier_why = self._tier(entry)
         usage = self.r.deployment.context.usage_context
         base_tokens, base_seqs = tier[usage]["tokens"], tier[usage]["seqs"]
-        why_tokens = [f"{tier_why}, `{'vllm serve' if usage == 'serve' else 'LLM()'}`: {base_tokens}"]
+        why_tokens = [f"{tier_why}, {'vllm serve' if usage == 'serve' else 'LLM()'}: {base_tokens}"]
         why_seqs = [f"{tier_why}: {base_seqs}"]
         tokens, seqs = base_tokens, base_seqs
         doubles, doubles_src = adjustment_applies("throughput_mode_doubles", self.v)
