@@ -191,17 +191,42 @@ def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics, rule
 
 
 def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:
-    """Relative improvement: goodput under SLOs when there are SLOs, else throughput with latency guards."""
+    """Relative improvement (1.0 = no change): goodput under the SLOs where goodput tells configs apart, else
+    throughput guarded by the latency tails."""
     if not base.completed:
         return 2.0 + m.output_throughput / 1e6  # the baseline does not start: anything that runs is better
-    if slos_ms and m.goodput_rps is not None and base.goodput_rps is not None and (base.goodput_rps or m.goodput_rps):
-        if base.goodput_rps > 0:
-            return m.goodput_rps / base.goodput_rps
-        return 1.0 + m.goodput_rps  # any goodput beats none
-    # No SLOs, or nothing meets them either way: throughput, guarded by the latency tails.
+    if slos_ms and _goodput_matters(m, base):
+        ratio = m.goodput_rps / base.goodput_rps if base.goodput_rps else 1.0 + m.goodput_rps  # any beats none
+        if abs(ratio - 1.0) > 0.02:
+            return ratio
+        # The same share meets the SLOs: prefer the change that moves the SLO'd tails toward their targets.
+        return 1.0 + sum(_tail_terms(m, base, [k for k in ("itl", "ttft") if k in slos_ms]))
+    # No SLOs, or (nearly) nothing meets them either way, e.g. arrivals far beyond capacity: throughput,
+    # guarded by the latency tails, and credited for bringing an SLO'd tail closer to its target.
     gain = m.output_throughput / base.output_throughput if base.output_throughput else 1.0
-    penalty = 0.0
-    for new, old in ((m.itl_p99_ms, base.itl_p99_ms), (m.ttft_p99_ms, base.ttft_p99_ms)):
-        if new and old and new > old * 1.1:
-            penalty += min(0.5, (new / old - 1.1) / 4)
-    return gain - penalty
+    terms = _tail_terms(m, base, ["itl", "ttft"])
+    slo_terms = _tail_terms(m, base, [k for k in ("itl", "ttft") if k in slos_ms])
+    return gain + sum(t for t in terms if t < 0) + sum(t for t in slo_terms if t > 0)
+
+
+def _goodput_matters(m: Metrics, base: Metrics) -> bool:
+    """Goodput ranks changes only when, on one side at least, a tenth of the requests meet the SLOs: below
+    that it is a handful of lucky requests, and it would outrank a change that doubles throughput."""
+    if m.goodput_rps is None or base.goodput_rps is None:
+        return False
+    return max(m.goodput_rps, base.goodput_rps) >= 0.1 * max(base.request_throughput, 1e-9)
+
+
+def _tail_terms(m: Metrics, base: Metrics, metrics: list[str]) -> list[float]:
+    """Per P99 tail: a penalty (negative) when it is more than 10% worse, a bonus when more than 10% better,
+    each at most 0.5."""
+    terms = []
+    for name in metrics:
+        new, old = (m.itl_p99_ms, base.itl_p99_ms) if name == "itl" else (m.ttft_p99_ms, base.ttft_p99_ms)
+        if not new or not old:
+            continue
+        if new > old * 1.1:
+            terms.append(-min(0.5, (new / old - 1.1) / 4))
+        elif old > new * 1.1:
+            terms.append(min(0.5, (old / new - 1.1) / 4))
+    return terms

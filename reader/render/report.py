@@ -44,7 +44,7 @@ def verdict_paragraph(d: Diagnosis) -> str:
     """The one-paragraph verdict that opens the report."""
     v = d.verdict
     where = f"{d.model_given or d.model} on {d.gpu_count} x {d.gpu}, vLLM {d.vllm_version}"
-    text = f"**Verdict: {md(v.default)}.** {md(where)}: {md(v.headline)}."
+    text = f"**Verdict: {md(v.default)}.** {md(where)}: {md(v.headline.rstrip('.'))}."
     failed = [c for c in v.slo if not c.met]
     if failed:
         text += " Misses its " + " and ".join(f"{c.metric.upper()} P99 target ({c.target_ms:.0f} ms, simulated {ms(c.p99_ms)})"

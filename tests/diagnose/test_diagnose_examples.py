@@ -82,11 +82,19 @@ def test_recommendations_were_simulated_and_are_never_refused_by_the_rules(name)
             assert rule_errors(resolve(with_flags(resolved.deployment, w.changes))) == []
 
 
-def test_the_kv_bound_examples_get_a_tested_improvement():
-    for name in ("qwen2.5-32b-a100-rag.yaml", "llama-3.1-8b-l40s-16-seqs.sh"):
+def test_the_limited_examples_get_a_tested_improvement():
+    for name in ("qwen2.5-32b-a100-rag.yaml", "llama-3.1-8b-l40s-16-seqs.sh", "mistral-7b-h100-unchunked-rag.yaml",
+                 "llama-3.3-70b-fp8-h100-128-clients.yaml"):
         _, d = diagnosis(name)
-        assert d.recommendation is not None, name
-        assert d.recommendation.metrics.goodput_rps >= d.baseline.goodput_rps
+        rec, base = d.recommendation, d.baseline
+        assert rec is not None, name
+        if max(rec.metrics.goodput_rps, base.goodput_rps) >= 0.1 * base.request_throughput:
+            assert rec.metrics.goodput_rps >= base.goodput_rps, name
+        else:
+            # Hardly a request meets the SLOs either way: throughput and the SLO'd tails decide.
+            assert (rec.metrics.output_throughput > 1.02 * base.output_throughput
+                    or rec.metrics.itl_p99_ms < 0.9 * base.itl_p99_ms
+                    or rec.metrics.ttft_p99_ms < 0.9 * base.ttft_p99_ms), name
 
 
 def test_a_start_up_failure_recommends_what_makes_it_start():

@@ -80,6 +80,25 @@ def test_objective_prefers_goodput_under_slos_and_guards_latency():
     assert objective(metrics(10.0), metrics(0.0, completed=0), {}) > 2.0  # anything that starts beats nothing
 
 
+def test_a_few_lucky_requests_within_the_slos_do_not_outrank_doubled_throughput():
+    slos = {"ttft": 2000.0, "itl": 60.0}
+    base = metrics(100.0, goodput=0.004)            # 1.0 req/s completed, 0.4% within the SLOs
+    doubled = metrics(200.0, goodput=0.0)
+    lucky = metrics(101.0, goodput=0.02)
+    assert objective(doubled, base, slos) > objective(lucky, base, slos) > 1.0
+
+
+def test_with_the_same_goodput_the_change_nearer_the_slo_targets_wins():
+    slos = {"itl": 40.0}
+    base = metrics(100.0, itl=276.0, goodput=0.5)
+    closer = metrics(100.0, itl=70.0, goodput=0.5)
+    assert objective(closer, base, slos) > 1.02      # recommended: ITL P99 moved 4x toward its target
+    assert objective(base, base, slos) == pytest.approx(1.0)
+    # Without SLOs a better tail earns nothing, a worse one still costs.
+    assert objective(closer, base, {}) == pytest.approx(1.0)
+    assert objective(base, closer, {}) < 1.0
+
+
 def test_sweep_parameters_are_numeric_vllm_settings():
     assert parse_params(["max-num-batched-tokens=512,1024"], lambda d: True) == {"max_num_batched_tokens": [512, 1024]}
     assert parse_params(["gpu_memory_utilization=0.85,0.9"], lambda d: True) == {"gpu_memory_utilization": [0.85, 0.9]}
