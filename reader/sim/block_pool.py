@@ -58,10 +58,11 @@ class CachingBlockPool:
         self.hash_of: list[object] = [None] * num_gpu_blocks
         self.first: dict[object, int] = {}
         self.dups: dict[object, list[int]] = {}
-        # Blocks someone remembers as a cache hit (block -> watcher ids), and the watchers whose
-        # blocks have since lost their hash; see KVCacheManager.get_computed_blocks.
-        self.watch: dict[int, set[int]] = {}
-        self.stale_watchers: set[int] = set()
+        # Blocks someone remembers as a cache hit (block -> {watcher id: the block's place in its run}),
+        # and per watcher the first place whose block has since lost its hash; see
+        # KVCacheManager._longest_hit.
+        self.watch: dict[int, dict[int, int]] = {}
+        self.stale_watchers: dict[int, int] = {}
         self.registrations = 0  # calls that may have added hashes
 
     @property
@@ -138,10 +139,13 @@ class CachingBlockPool:
 
     def _evicting(self, blocks: list[int]) -> None:
         watch = self.watch
+        stale = self.stale_watchers
         for b in blocks:
             watchers = watch.pop(b, None)
             if watchers and self.hash_of[b] is not None:
-                self.stale_watchers |= watchers
+                for r, place in watchers.items():
+                    if place < stale.get(r, place + 1):
+                        stale[r] = place
 
     def _drop_first(self, key: object) -> None:
         """The block registered first under `key` was evicted: the next live duplicate takes over."""

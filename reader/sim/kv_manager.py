@@ -7,8 +7,6 @@ single_type_kv_cache_manager.py @ v0.32.0).
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .block_pool import CachingBlockPool, CountingBlockPool
@@ -72,13 +70,11 @@ class KVCacheManager:
         pool = self.pool
         memo = self._hit_memo.get(r)
         hits = memo[0] if memo is not None else []
-        if r in pool.stale_watchers:
+        cut = pool.stale_watchers.pop(r, None) if pool.stale_watchers else None
+        if cut is not None:
             # Cut the run at its first block that lost its hash: the blocks before it are still the
             # ones a lookup finds (the earliest registered block holding a hash stays the answer).
-            pool.stale_watchers.discard(r)
-            held = map(pool.hash_of.__getitem__, hits)
-            same = list(map(operator.eq, held, self.content.block_hashes(r, 0, len(hits))))
-            del hits[same.index(False) if False in same else len(hits):]
+            del hits[cut:]
         elif memo is not None and memo[1] == limit and memo[2] == pool.registrations:
             return hits
         if len(hits) > limit:
@@ -92,12 +88,13 @@ class KVCacheManager:
             hits.append(b)
         if len(hits) > start:
             watch = pool.watch
-            for b in hits[start:]:
+            for place in range(start, len(hits)):
+                b = hits[place]
                 watchers = watch.get(b)
                 if watchers is None:
-                    watch[b] = {r}
+                    watch[b] = {r: place}
                 else:
-                    watchers.add(r)
+                    watchers[r] = place
         self._hit_memo[r] = (hits, limit, pool.registrations)
         return hits
 

@@ -288,3 +288,15 @@ def test_leaps_with_the_real_step_time_model_give_the_step_by_step_result(name):
     assert run_a.leap_steps > 0
     assert_same_runs(run_a, run_b)
     assert res_a.model_dump() == res_b.model_dump()
+
+
+@pytest.mark.parametrize("order", [[5, 9], [9, 5]])
+def test_an_evicted_hit_cuts_the_remembered_run_at_its_earliest_place(order):
+    from reader.sim.block_pool import CachingBlockPool
+
+    pool = CachingBlockPool(16, unhashed_to_front=True)
+    pool.hash_of[5], pool.hash_of[9], pool.hash_of[11] = "k3", "k1", None
+    pool.watch = {5: {7: 2}, 9: {7: 1, 8: 0}, 11: {7: 0}}   # block 11 lost its hash earlier: not an eviction
+    pool._evicting(order + [11])
+    assert pool.stale_watchers == {7: 1, 8: 0}
+    assert pool.watch == {}
