@@ -24,13 +24,6 @@ class StepBatch:
     past_tokens: np.ndarray
     sampled: int
 
-    @classmethod
-    def from_pairs(cls, pairs: list[tuple[int, int]], sampled: int | None = None) -> "StepBatch":
-        """From (new_tokens, past_tokens) pairs; by default every request samples."""
-        new = np.array([p[0] for p in pairs], dtype=np.int64)
-        past = np.array([p[1] for p in pairs], dtype=np.int64)
-        return cls(new, past, len(pairs) if sampled is None else sampled)
-
     @property
     def num_seqs(self) -> int:
         return int(self.new_tokens.size)

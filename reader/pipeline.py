@@ -40,10 +40,6 @@ def _inline_mapping(text: str) -> dict:
     return docs[0].data
 
 
-def workload_is_default(r: ResolvedDeployment, override: Any = None) -> bool:
-    return override is None and r.deployment.context.workload is None
-
-
 def context_stats(workload: Any) -> tuple[float, float, float]:
     """Mean, P99 and standard deviation of prompt+output length over the workload's requests."""
     import numpy as np
@@ -60,7 +56,6 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
     max_len = v("max_model_len")
     if max_len in (None, -1):
         max_len = model.max_position_embeddings
-    quant_item = r.values.get("quantization")
     partition = r.deployment.env.get("VLLM_PP_LAYER_PARTITION")
     mean = p99 = sd = None
     if workload is not None:
@@ -73,15 +68,14 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             data_parallel_size=v("data_parallel_size") or 1, enable_expert_parallel=bool(v("enable_expert_parallel")),
             pp_layer_partition=tuple(int(x) for x in partition.split(",")) if partition else None,
             dtype=v("dtype") or "auto",
-            quantization=quant_item.value if quant_item is not None and quant_item.origin == "user" else None,
+            quantization=_user_quantization(r),
             kv_cache_dtype=v("kv_cache_dtype") or "auto", block_size=v("block_size") or 16, max_model_len=max_len,
             max_num_batched_tokens=v("max_num_batched_tokens"), max_num_seqs=v("max_num_seqs"),
             gpu_memory_utilization=v("gpu_memory_utilization"), kv_cache_memory_bytes=v("kv_cache_memory_bytes"),
             cpu_offload_gb=v("cpu_offload_gb") or 0, num_gpu_blocks_override=v("num_gpu_blocks_override"),
             enforce_eager=bool(v("enforce_eager")),
             cudagraph_capture_sizes=tuple(v("cudagraph_capture_sizes")) if v("cudagraph_capture_sizes") else None,
-            max_cudagraph_capture_size=r.derived["max_cudagraph_capture_size"].value or None
-            if "max_cudagraph_capture_size" in r.derived else None,
+            max_cudagraph_capture_size=r.value("max_cudagraph_capture_size") or None,
             speculative_method=spec.method if spec else None,
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
@@ -95,10 +89,9 @@ def step_time_model(r: ResolvedDeployment) -> Any:
     from .capacity.steptime import StepTimeModel
 
     v = r.value
-    quant_item = r.values.get("quantization")
     return StepTimeModel(
         r.require_model(), r.require_gpu(), tp=v("tensor_parallel_size") or 1, pp=v("pipeline_parallel_size") or 1,
-        quantization=quant_item.value if quant_item is not None and quant_item.origin == "user" else None,
+        quantization=_user_quantization(r),
         dtype=v("dtype") or "auto", kv_cache_dtype=v("kv_cache_dtype") or "auto",
         enforce_eager=bool(v("enforce_eager")),
         cudagraph_capture_sizes=v("cudagraph_capture_sizes") or None,
@@ -106,6 +99,12 @@ def step_time_model(r: ResolvedDeployment) -> Any:
         ep=(v("tensor_parallel_size") or 1) * (v("data_parallel_size") or 1) if v("enable_expert_parallel") else 1,
         dp=v("data_parallel_size") or 1,
     )
+
+
+def _user_quantization(r: ResolvedDeployment) -> Optional[str]:
+    """--quantization as the user gave it; None when it only echoes the checkpoint's own (in the ModelSpec)."""
+    item = r.values.get("quantization")
+    return item.value if item is not None and item.origin == "user" else None
 
 
 def optional_workload(r: ResolvedDeployment, override: Optional[str]) -> Any:

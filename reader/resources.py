@@ -19,7 +19,3 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"vllm-reader data folder '{name}' is missing from this installation")
-
-
-def package_dir() -> Path:
-    return _PACKAGE_DIR

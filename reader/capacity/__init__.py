@@ -6,7 +6,7 @@ simulator. Public entry points:
 
 - `compute_capacity(CapacityRequest) -> Capacity`   (reader.capacity.api)
 - `StepTimeModel(...)(StepBatch) -> seconds`         (reader.capacity.steptime)
-- `fragmentation_report(...)`                        (reader.capacity.fragmentation)
+- `fragmentation(...)`                               (reader.capacity.fragmentation)
 - `budget_report(...)`                               (reader.capacity.budget)
 """
 from __future__ import annotations

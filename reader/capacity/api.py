@@ -19,7 +19,8 @@ from .fragmentation import FragmentationReport, fragmentation, normal_lengths
 from .kv import KvLayout, kv_dtype_bytes, kv_layout, page_bytes_per_layer, v0_block_bytes
 from .memory import (StageInfo, activation_peak, capture_sizes, cudagraph_bytes, non_torch_bytes,
                      requested_bytes, weights_bytes)
-from .shapes import gpu_shapes, pp_partition, resolve_weight_format, stage_layer_kinds, stage_moe_layers
+from .shapes import (gpu_shapes, is_blackwell, pp_partition, resolve_weight_format, stage_layer_kinds,
+                     stage_moe_layers)
 
 _KV_SRC = "vllm/v1/core/kv_cache_utils.py @ v0.18.0 (kv-capacity.md sections 2-4)"
 
@@ -194,8 +195,9 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
         tokens = layout.tokens(blocks)
         tok_how = f"num_blocks {blocks} // {layout.num_groups} KV-cache group(s) x block_size {req.block_size}"
         conc = layout.max_concurrency(blocks, req.max_model_len, req.max_num_batched_tokens)
-        per_req = layout.request_bytes(req.max_model_len, req.max_num_batched_tokens) // (layout.page_bytes * layout.group_size)
-        conc_how = (f"num_blocks {blocks} / ceil(request bytes {gib(layout.request_bytes(req.max_model_len, req.max_num_batched_tokens))}"
+        need = layout.request_bytes(req.max_model_len, req.max_num_batched_tokens)
+        per_req = need // (layout.page_bytes * layout.group_size)
+        conc_how = (f"num_blocks {blocks} / ceil(request bytes {gib(need)}"
                     f" / (page {layout.page_bytes:,} B x group size {layout.group_size})) = {blocks} / {per_req}")
     page, tok, page_how = page_bytes_per_layer(m, tp, kvb, req.block_size, req.kv_cache_dtype)
     l0 = layouts[0]
@@ -294,11 +296,10 @@ def _graph_figure(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Fi
         why = "enforce_eager" if req.enforce_eager else (
             "V0 engine" if engine == "v0" else "graphs come out of the utilization headroom before v0.20.0")
         return Figure(value=0, unit="bytes", how=f"not subtracted ({why})", source=src.source)
-    arch_default = 1024 if "blackwell" in st.gpu.arch.lower() and version_tuple(req.vllm_version) >= (0, 28, 0) else 512
+    arch_default = 1024 if is_blackwell(st.gpu) and version_tuple(req.vllm_version) >= (0, 28, 0) else 512
     sizes = capture_sizes(req.max_num_seqs, req.max_num_batched_tokens, req.num_speculative_tokens,
                           list(req.cudagraph_capture_sizes or []), req.max_cudagraph_capture_size, arch_default)
-    fig = cudagraph_bytes(req.model, st.layers, sizes)
-    return fig
+    return cudagraph_bytes(req.model, st.layers, sizes)
 
 
 def _given(value: Optional[int], label: str) -> Optional[Figure]:
@@ -324,7 +325,7 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
     if engine == "v0":
         return _v0_error(req, workers, layouts)
     avail = [w.available_kv.value for w in workers]
-    for st, w, lay in zip(stages, workers, layouts):
+    for st, w in zip(stages, workers):
         if w.available_kv.value <= 0:
             return StartupError(
                 kind="no_kv_memory", stage=st.index, available_bytes=w.available_kv.value, source=_KV_SRC + " 622-628",
@@ -332,11 +333,8 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
                         "initializing the engine.")
     if facts["pp_startup_check"].value == "whole_model" and len(stages) > 1:
         # older versions summed every layer of the model and compared it with one worker's memory
-        lk = req.model.layer_kinds
-        whole = kv_layout(req.model, {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked,
-                                      "linear": lk.linear},
-                          req.tensor_parallel_size, kvb, req.block_size, req.kv_cache_dtype,
-                          req.disable_hybrid_kv_cache_manager)
+        whole = kv_layout(req.model, req.model.layer_kinds.model_dump(), req.tensor_parallel_size, kvb, req.block_size,
+                          req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager)
         i = min(range(len(avail)), key=lambda j: avail[j])
         checks = [(stages[i], avail[i], whole)]
     else:
@@ -359,15 +357,13 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
 def _v0_error(req: CapacityRequest, workers: list[WorkerMemory], layouts: list[KvLayout]) -> Optional[StartupError]:
     src = "vllm/worker/worker.py raise_if_cache_size_invalid (V0 engine)"
     for w in workers:
-        blocks = int(w.num_blocks.value)
-        if blocks <= 0:
+        if w.num_blocks.value <= 0:
             return StartupError(kind="no_kv_memory", stage=w.stage, available_bytes=w.available_kv.value, source=src,
                                 message="No available memory for the cache blocks. Try increasing "
                                         "`gpu_memory_utilization` when initializing the engine.")
-    blocks = min(int(w.num_blocks.value) for w in workers)
-    tokens = blocks * req.block_size
+    w = min(workers, key=lambda x: x.num_blocks.value)
+    tokens = int(w.num_blocks.value) * req.block_size
     if req.max_model_len > tokens:
-        w = min(workers, key=lambda x: x.num_blocks.value)
         return StartupError(
             kind="max_len_too_long", stage=w.stage, available_bytes=w.available_kv.value, source=src,
             needed_bytes=req.max_model_len * v0_block_bytes(layouts[w.stage]) / req.block_size,

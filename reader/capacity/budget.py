@@ -6,8 +6,6 @@ draft tokens), then waiting prompts take what is left, chunked when chunked pref
 """
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ReaderError
@@ -78,8 +76,7 @@ class BudgetReport(BaseModel):
 def budget_report(mnbt: int, max_num_seqs: int, running_decodes: int, prompt_lens: list[int],
                   num_blocks: int | None = None, block_size: int = 16, mean_context: float | None = None,
                   p99_context: float | None = None, spec_tokens: int = 0) -> BudgetReport:
-    _check(mnbt, max_num_seqs)
-    seats = decode_seats(mnbt, max_num_seqs, spec_tokens)
+    seats = decode_seats(mnbt, max_num_seqs, spec_tokens)  # checks the budget and max_num_seqs
     d = min(running_decodes, seats)
     decode_cost = d * (1 + spec_tokens)
     rows = [PromptRow(prompt_len=p, chunks=(c := prefill_chunks(p, mnbt, decode_cost)), steps_to_first_token=len(c))

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from ..catalog.types import ModelSpec
 from ..errors import ReaderError
 
-GiB = 1 << 30
-
 # fp8_ds_mla stores 656 bytes per token per layer (512 fp8 latent + 4 fp32 scales + 64 bf16 rope),
 # kv_cache_interface.py 199-200 @ v0.18.0
 FP8_DS_MLA_TOKEN_BYTES = 656
@@ -96,10 +94,8 @@ class KvLayout:
         full-attention formula: layers x 2 x kv_heads x head_dim x dtype)."""
         return sum(k.layers * k.token_bytes for k in self.kinds if k.kind != "linear")
 
-    def num_blocks(self, available: int, override: int | None = None) -> int:
-        """get_num_blocks: available // page // group_size (then num_gpu_blocks_override)."""
-        if override is not None:
-            return int(override)
+    def num_blocks(self, available: int) -> int:
+        """get_num_blocks: available // page // group_size (num_gpu_blocks_override is the caller's)."""
         if available <= 0 or self.group_size == 0:
             return 0
         return int(available // self.page_bytes // self.group_size)
@@ -156,10 +152,10 @@ def page_bytes_per_layer(model: ModelSpec, tp: int, kv_bytes: float, block_size:
     return int(block_size * tok), tok, text
 
 
-def _global_groups(model_kinds: dict[str, int], hybrid: bool) -> tuple[dict[str, int], int]:
+def _global_groups(model_kinds: dict[str, int]) -> tuple[dict[str, int], int]:
     """Groups per kind and the model-wide group size (vLLM's n:1 heuristic)."""
     present = {k: n for k, n in model_kinds.items() if n > 0 and k != "linear"}
-    if not hybrid or len(present) <= 1:
+    if len(present) <= 1:
         return {k: 1 for k in present}, sum(present.values())
     lo, hi = min(present.values()), max(present.values())
     size = hi if hi < 1.5 * lo else lo
@@ -181,7 +177,7 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
                  "linear": stage.get("linear", 0)}
         notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
     windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
-    groups, size_global = _global_groups(model_kinds, hybrid=True)
+    groups, size_global = _global_groups(model_kinds)
     kinds = []
     group_size = 0
     for kind, g in groups.items():

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 from ..catalog.types import GpuSpec, ModelSpec
 from .behaviour import estimate
-from .figures import Figure, gib
+from .figures import Figure, GiB, gib
 from .shapes import GpuShapes
 
-GiB = 1 << 30
 _GRAPH_SRC = "vllm/config/vllm.py 1287-1410 @ v0.18.0 (capture sizes); flags.yaml cudagraph_capture_sizes"
 
 

@@ -38,7 +38,7 @@ _METHOD_BITS: dict[str, float] = {
 _FP8_METHODS = {"fp8", "modelopt", "compressed-tensors", "fbgemm_fp8"}
 
 
-def dtype_bytes(dtype: str, model: ModelSpec) -> int:
+def dtype_bytes(dtype: str) -> int:
     """Bytes of the activation/weight dtype vLLM runs the model in.
 
     'auto' keeps the checkpoint dtype, except that float32 checkpoints run in 16-bit
@@ -62,7 +62,6 @@ class WeightFormat:
     lm_head_bits: float
     act_bytes: int  # activation dtype (bf16/fp16 = 2)
     fp8_compute: bool  # W8A8 fp8 GEMMs on fp8 tensor cores
-    int8_compute: bool
 
     def describe(self) -> str:
         if not self.method:
@@ -73,12 +72,12 @@ class WeightFormat:
 
 def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str, gpu: GpuSpec) -> WeightFormat:
     """The weight format vLLM ends up with: an explicit --quantization, else the checkpoint's own."""
-    act = dtype_bytes(dtype, model)
+    act = dtype_bytes(dtype)
     full = 8.0 * act
     spec = model.quantization
     method = (quantization or (spec.method if spec else None) or "").lower() or None
     if method in (None, "none"):
-        return WeightFormat(None, full, full, full, act, False, False)
+        return WeightFormat(None, full, full, full, act, False)
     if spec and spec.method.lower() == method:
         bits, modules = spec.weight_bits, spec.quantized_modules
     elif method in _METHOD_BITS:
@@ -94,22 +93,17 @@ def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str
     linear = full if modules == "experts_only" else bits
     lm_head = bits if modules == "all_linear" else full
     fp8 = method in _FP8_METHODS and bits >= 8 and gpu.fp8_tflops is not None
-    int8 = method == "int8" and gpu.int8_tops is not None
-    return WeightFormat(method, linear, bits, lm_head, act, fp8, int8)
+    return WeightFormat(method, linear, bits, lm_head, act, fp8)
 
 
 @dataclass(frozen=True)
 class Gemm:
-    """One weight matrix of shape [k, n] on this GPU, used `per_layer` times per layer."""
+    """One weight matrix of shape [k, n] on this GPU."""
 
     name: str
     k: int
     n: int
     bits: float
-
-    @property
-    def params(self) -> int:
-        return self.k * self.n
 
     @property
     def weight_bytes(self) -> float:
@@ -168,7 +162,7 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def _is_blackwell(gpu: GpuSpec) -> bool:
+def is_blackwell(gpu: GpuSpec) -> bool:
     return "blackwell" in gpu.arch.lower()
 
 
@@ -210,7 +204,7 @@ def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: 
         local = math.ceil(moe.num_experts / ep)
     else:
         local, inter = moe.num_experts, _round_up(inter, tp) // tp
-    if wfmt.method == "mxfp4" and not _is_blackwell(gpu):
+    if wfmt.method == "mxfp4" and not is_blackwell(gpu):
         # Hopper/Ampere MXFP4 MoE kernels (Marlin / triton) store experts padded: hidden to a
         # multiple of 256 and intermediate to 128 (Mxfp4MoEMethod.create_weights in
         # vllm/model_executor/layers/quantization/mxfp4.py; seen in a stored copy). Cross-check:

@@ -108,7 +108,6 @@ class StepTimeModel:
         self.bw = gpu.hbm_bandwidth_gbps * 1e9 * cal.achievable_copy_fraction
         link = gpu.nvlink_gbps_per_direction or gpu.pcie_gbps_per_direction
         self.link_bw = link * 1e9 * cal.link_eff
-        self.eager = enforce_eager
         # split_kv: vLLM's decode attention kernels (FlashAttention/FlashInfer split-KV) spread one
         # long sequence over several thread blocks; calib.py's plain SDPA does not, so one
         # (sequence, head) block streams the whole context alone (the attn_cta_gbps floor).
@@ -148,10 +147,14 @@ class StepTimeModel:
         else:
             self.kv_token_bytes = 2 * sh.kv_heads * m.head_dim * kvb
             self.dims_decode = self.dims_prefill = (m.head_dim, m.head_dim)
+        # the attention roofline's denominators, formed once (the same floats as forming them per step)
+        self._attn_flops_rate = self.flops16 * self.cal.attn_compute_eff
+        self._kv_read_rate = self.bw * self.cal.kv_read_eff
+        self._cta_rate = self.cal.attn_cta_gbps * 1e9
 
-    def _gemm_time(self, g: Gemm, M: np.ndarray, flops_peak: float | None = None) -> np.ndarray:
+    def _gemm_time(self, g: Gemm, M: np.ndarray) -> np.ndarray:
         cal, act = self.cal, self.wfmt.act_bytes
-        peak = flops_peak or (self.flops_w if g.bits <= 8 and self.wfmt.fp8_compute else self.flops16)
+        peak = self.flops_w if g.bits <= 8 else self.flops16  # flops_w is flops16 without fp8 compute
         tc = 2.0 * M * g.k * g.n / (peak * cal.gemm_compute_eff)
         tm = (g.weight_bytes + (M * g.k + M * g.n) * act) / (self.bw * cal.gemm_memory_eff)
         return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
@@ -182,7 +185,7 @@ class StepTimeModel:
         tokens = M * self.moe_factor
         touched = moe.local_experts * (1.0 - (1.0 - moe.top_k / moe.num_experts) ** tokens)
         assigned = tokens * moe.top_k * moe.local_experts / moe.num_experts  # token-expert pairs on this GPU
-        peak = self.flops_w if self.wfmt.fp8_compute else self.flops16
+        peak = self.flops_w
         tc = 2.0 * assigned * 3 * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
         tm = (touched * moe.expert_bytes + assigned * (2 * moe.hidden + 3 * moe.inter) * self.wfmt.act_bytes) / (
             self.bw * cal.gemm_memory_eff)
@@ -197,6 +200,7 @@ class StepTimeModel:
         self._part_tables = parts
         self._lin_table = sum(parts.values())
         self._head_table = self._gemm_time(self.shapes.lm_head, M)
+        self._tables_by_key = {**parts, "linear_all": self._lin_table, "lm_head": self._head_table}
         if self.capture.size:
             idx = np.searchsorted(self.capture, np.arange(int(self.capture[-1]) + 1))
             self._pad = self.capture[np.minimum(idx, self.capture.size - 1)]
@@ -205,17 +209,29 @@ class StepTimeModel:
 
     # ---------------------------------------------------------------- per step
     def _padded(self, M: int) -> tuple[int, bool]:
-        if self._pad.size and M < self._pad.size:
+        """(tokens the step runs as, whether a CUDA graph replays it): M padded up to its capture size."""
+        if M < self._pad.size:
             return int(self._pad[M]), True
         return M, False
 
-    def _table(self, table: np.ndarray, key: str | None, n: int) -> float:
+    def _entry(self, key: str, n: int) -> float:
+        """Seconds of `key` (a part of _layer_parts, "linear_all" or "lm_head") for n tokens: a table
+        look-up, computed on the fly beyond the table."""
         if n <= self.table_tokens:
-            return float(table[n])
+            return float(self._tables_by_key[key][n])
         arr = np.array([float(n)])
-        if key is None:
+        if key == "lm_head":
             return float(self._gemm_time(self.shapes.lm_head, arr)[0])
-        return float(sum(v[0] for v in self._layer_parts(arr).values()) if key == "all" else self._layer_parts(arr)[key][0])
+        parts = self._layer_parts(arr)
+        return float(sum(v[0] for v in parts.values()) if key == "linear_all" else parts[key][0])
+
+    def _attention_layer(self, flops: float, kv_bytes: float, seen_max: int) -> float:
+        """One layer's attention seconds: soft roofline of its FLOPs against the bytes it reads; without
+        split-KV one (sequence, KV head) block streams the longest context alone."""
+        tm = kv_bytes / self._kv_read_rate
+        if not self.split_kv:
+            tm = max(tm, seen_max * self.kv_token_bytes / self.shapes.kv_heads / self._cta_rate)
+        return _knee_scalar(flops / self._attn_flops_rate, tm, self.cal.knee_p)
 
     def _attention(self, new: np.ndarray, past: np.ndarray, M: int, max_new: int) -> float:
         """Attention seconds for all layers, from a few reductions over the requests (no Python loop).
@@ -223,19 +239,17 @@ class StepTimeModel:
         Per layer: FLOPs = 2 x heads x (d_qk + d_v) x sum_i new_i x (past_i + (new_i + 1) / 2)
         (causal inside the chunk); bytes = KV of every token each request attends to + its q/o rows.
         """
-        cal = self.cal
         sum_past = int(past.sum())
-        if max_new <= 1 and self.decode_time is not None:
-            return self._decode_attention(sum_past, M)
-        if max_new <= 1:  # pure decode: new_i = 1, so the dot products reduce to sums
-            np_dot, nn_dot = sum_past, M
-        else:
-            np_dot, nn_dot = int(np.dot(new, past)), int(np.dot(new, new))
         if max_new <= 1:
+            if self.decode_time is not None:
+                return self._decode_attention(sum_past, M)
+            np_dot, nn_dot = sum_past, M  # pure decode: new_i = 1, so the dot products reduce to sums
             dqk, dv = self.dims_decode
         else:
+            np_dot, nn_dot = int(np.dot(new, past)), int(np.dot(new, new))
             dqk, dv = self.dims_prefill
         heads = self.shapes.q_heads
+        flops_per_pair = 2.0 * heads * (dqk + dv)
         qo_bytes = M * heads * (dqk + dv) * self.wfmt.act_bytes
         total = 0.0
         for layers, window in self.attn_kinds:
@@ -250,92 +264,72 @@ class StepTimeModel:
                 seen_sum = sum_past + M
                 pairs = np_dot + 0.5 * (nn_dot + M)
                 seen_max = int(past.max()) + max_new if not self.split_kv else 0
-            tc = 2.0 * heads * (dqk + dv) * pairs / (self.flops16 * cal.attn_compute_eff)
-            tm = (seen_sum * self.kv_token_bytes + qo_bytes) / (self.bw * cal.kv_read_eff)
-            if not self.split_kv:
-                tm = max(tm, seen_max * self.kv_token_bytes / self.shapes.kv_heads / (cal.attn_cta_gbps * 1e9))
-            total += layers * _knee_scalar(tc, tm, cal.knee_p)
+            total += layers * self._attention_layer(flops_per_pair * pairs, seen_sum * self.kv_token_bytes + qo_bytes,
+                                                    seen_max)
         return total
 
     def _decode_attention(self, sum_past: int, M: int) -> float:
         """_attention() for M decodes reading sum_past tokens in all, when that sum is all it needs
         (full attention, split-KV kernels): the same arithmetic, in the same order."""
-        cal = self.cal
         dqk, dv = self.dims_decode
         heads = self.shapes.q_heads
         qo_bytes = M * heads * (dqk + dv) * self.wfmt.act_bytes
-        seen_sum = sum_past + M
-        pairs = sum_past + 0.5 * (M + M)
+        per_layer = self._attention_layer(2.0 * heads * (dqk + dv) * (sum_past + 0.5 * (M + M)),
+                                          (sum_past + M) * self.kv_token_bytes + qo_bytes, 0)
         total = 0.0
         for layers, _ in self.attn_kinds:
-            if not layers:
-                continue
-            tc = 2.0 * heads * (dqk + dv) * pairs / (self.flops16 * cal.attn_compute_eff)
-            tm = (seen_sum * self.kv_token_bytes + qo_bytes) / (self.bw * cal.kv_read_eff)
-            total += layers * _knee_scalar(tc, tm, cal.knee_p)
+            if layers:
+                total += layers * per_layer
         return total
+
+    def _step(self, M: int, attention: float, sampled: int, prefill: bool) -> float:
+        """Seconds for a step of M tokens given its attention seconds: linear parts at the padded size,
+        LM head on the sampled rows, then the graph gaps or the eager CPU launch floor."""
+        graph = M < self._pad.size  # _padded(), inline: this runs once per simulated step
+        Mp = int(self._pad[M]) if graph else M
+        gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._entry("linear_all", Mp)
+        gpu += attention
+        gpu += float(self._head_table[sampled]) if sampled <= self.table_tokens else self._entry("lm_head", sampled)
+        if graph:
+            return gpu + self._layers * self.cal.graph_gap_s_per_layer
+        return self._eager_total(gpu, prefill)
+
+    def _eager_total(self, gpu: float, prefill: bool) -> float:
+        """Seconds of an eager step: the CPU launches kernels ahead of the GPU, so the two overlap
+        (a soft max of GPU time and CPU launch time)."""
+        cal = self.cal
+        cpu = self._layers * (cal.eager_cpu_s_per_layer_prefill if prefill else cal.eager_cpu_s_per_layer_decode)
+        p = cal.overlap_p
+        return (gpu ** p + cpu ** p) ** (1.0 / p)
 
     def _decode_step(self, M: int, sum_past: int, sampled: int) -> float:
         """Seconds for a step of M one-token decodes whose contexts sum to sum_past tokens (see
         decode_time); __call__ gives the same float for any such batch."""
-        if self.eager or M >= self._pad.size:
-            Mp, graph = M, False
-        else:
-            Mp, graph = int(self._pad[M]), True
-        gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._table(None, "all", Mp)
-        gpu += self._decode_attention(sum_past, M)
-        gpu += float(self._head_table[sampled]) if sampled <= self.table_tokens else self._table(None, None, sampled)
-        cal = self.cal
-        if graph:
-            return gpu + self._layers * cal.graph_gap_s_per_layer
-        cpu = self._layers * cal.eager_cpu_s_per_layer_decode
-        p = cal.overlap_p
-        return (gpu ** p + cpu ** p) ** (1.0 / p)
+        return self._step(M, self._decode_attention(sum_past, M), sampled, False)
 
     def breakdown(self, batch: StepBatch) -> dict[str, float]:
         """Seconds per part: linear, elementwise, attention, lm_head, moe, allreduce, overhead, total."""
-        new = np.asarray(batch.new_tokens, dtype=np.float64)
-        past = np.asarray(batch.past_tokens, dtype=np.float64)
+        new, past = np.asarray(batch.new_tokens), np.asarray(batch.past_tokens)
         M = int(new.sum())
         if M == 0:
             return {"linear": 0.0, "elementwise": 0.0, "attention": 0.0, "lm_head": 0.0, "moe": 0.0,
                     "allreduce": 0.0, "overhead": 0.0, "total": 0.0}
-        Mp, graph = (M, False) if self.eager else self._padded(M)
-        out = {k: self._table(v, k, Mp) for k, v in self._part_tables.items()}
-        out["attention"] = self._attention(np.asarray(batch.new_tokens), np.asarray(batch.past_tokens), M,
-                                           int(np.max(batch.new_tokens)))
-        out["lm_head"] = self._table(self._head_table, None, int(batch.sampled))
+        max_new = int(new.max())
+        Mp, graph = self._padded(M)
+        out = {k: self._entry(k, Mp) for k in self._part_tables}
+        out["attention"] = self._attention(new, past, M, max_new)
+        out["lm_head"] = self._entry("lm_head", int(batch.sampled))
         gpu = sum(out.values())
-        L = self.model.num_hidden_layers
-        if graph:
-            over = L * self.cal.graph_gap_s_per_layer
-        else:
-            prefill = bool(new.max() > 1)
-            cpu = L * (self.cal.eager_cpu_s_per_layer_prefill if prefill else self.cal.eager_cpu_s_per_layer_decode)
-            p = self.cal.overlap_p
-            over = (gpu ** p + cpu ** p) ** (1.0 / p) - gpu
+        over = self._layers * self.cal.graph_gap_s_per_layer if graph else self._eager_total(gpu, max_new > 1) - gpu
         out["overhead"] = over
         out["total"] = gpu + over
         out["padded_tokens"] = float(Mp)
         return out
 
     def __call__(self, batch: StepBatch) -> float:
-        new, past = batch.new_tokens, batch.past_tokens
+        new = batch.new_tokens
         M = int(new.sum())
         if M == 0:
             return 0.0
         max_new = int(new.max())
-        if self.eager or M >= self._pad.size:
-            Mp, graph = M, False
-        else:
-            Mp, graph = int(self._pad[M]), True
-        gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._table(None, "all", Mp)
-        gpu += self._attention(new, past, M, max_new)
-        s = int(batch.sampled)
-        gpu += float(self._head_table[s]) if s <= self.table_tokens else self._table(None, None, s)
-        cal = self.cal
-        if graph:
-            return gpu + self._layers * cal.graph_gap_s_per_layer
-        cpu = self._layers * (cal.eager_cpu_s_per_layer_prefill if max_new > 1 else cal.eager_cpu_s_per_layer_decode)
-        p = cal.overlap_p
-        return (gpu ** p + cpu ** p) ** (1.0 / p)
+        return self._step(M, self._attention(new, batch.past_tokens, M, max_new), int(batch.sampled), max_new > 1)

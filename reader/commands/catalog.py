@@ -14,17 +14,10 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", "-f", metavar="text|json", help="Output format."),
     ) -> None:
         """List the models, GPUs or vLLM versions vllm-reader knows, with sources and verification."""
-        from reader.errors import EXIT_BAD_INPUT, ReaderError
+        from .common import bad_input_exits
 
-        try:
+        with bad_input_exits():
             output = render(subject, fmt)
-        except ReaderError as err:
-            from reader.cli import debug_enabled
-
-            if debug_enabled():
-                raise
-            typer.echo(err.render(), err=True)
-            raise typer.Exit(EXIT_BAD_INPUT)
         typer.echo(output)
 
 

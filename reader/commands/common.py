@@ -4,7 +4,8 @@ Only typer and the standard library are imported at module level (CLI start-up t
 """
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from contextlib import contextmanager
+from typing import Annotated, Iterator, Optional
 
 import typer
 
@@ -27,6 +28,8 @@ PickOpt = Annotated[Optional[int], typer.Option("--pick", min=1, help="Which vLL
                                                 "several (1-based).")]
 UsageOpt = Annotated[str, typer.Option("--usage-context", help="serve (vllm serve / API server) or llm (offline "
                                        "LLM class): vLLM's defaults differ.")]
+SloTtftOpt = Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")]
+SloItlOpt = Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")]
 
 
 def write_output(text: str, output: Optional[str]) -> None:
@@ -36,3 +39,20 @@ def write_output(text: str, output: Optional[str]) -> None:
         Path(output).write_text(text)
     else:
         typer.echo(text, nl=not text.endswith("\n"))
+
+
+@contextmanager
+def bad_input_exits() -> Iterator[None]:
+    """A ReaderError raised inside becomes its one-paragraph message and exit 2 within the app itself, as
+    reader.cli.main makes it: a caller of the typer app (CliRunner, embedding) gets the same exit code."""
+    from ..errors import EXIT_BAD_INPUT, ReaderError
+
+    try:
+        yield
+    except ReaderError as err:
+        from ..cli import debug_enabled
+
+        if debug_enabled():
+            raise
+        typer.echo(err.render(), err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     load_and_resolve, load_options, write_output)
+from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
 
 ALL_MODES = ("naive", "static", "continuous", "chunked")
 
@@ -20,8 +20,8 @@ def register(app: typer.Typer) -> None:
         gpu: GpuOpt = None,
         gpus: GpusOpt = None,
         model: ModelOpt = None,
-        slo_ttft_p99: Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")] = None,
-        slo_itl_p99: Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")] = None,
+        slo_ttft_p99: SloTtftOpt = None,
+        slo_itl_p99: SloItlOpt = None,
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="markdown|json|sarif")] = "markdown",
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
         fail_on: Annotated[str, typer.Option("--fail-on", metavar="error|warning|never",

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
 
         from ..diagnose.skill import SKILL_NAME, generate
 
-        text = generate(Path.cwd())
+        text = generate()
         target = Path(output) if output and output != "-" else Path.cwd() / "outputs" / SKILL_NAME
         if check:
             current = target.read_text() if target.is_file() else ""

@@ -27,18 +27,11 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", "-f", metavar="text|json", help="Output format."),
     ) -> None:
         """Predict one step's GPU time (roofline calibrated on a measured H200), split into its parts."""
-        from reader.errors import EXIT_BAD_INPUT, ReaderError
+        from .common import bad_input_exits
 
-        try:
+        with bad_input_exits():
             output = run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
                          kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt)
-        except ReaderError as err:
-            from reader.cli import debug_enabled
-
-            if debug_enabled():
-                raise
-            typer.echo(err.render(), err=True)
-            raise typer.Exit(EXIT_BAD_INPUT)
         typer.echo(output)
 
 

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     load_and_resolve, load_options, write_output)
+from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
 
 NUMERIC_TYPES = ("int", "float", "human_int", "human_int_or_auto")
 
@@ -18,8 +18,8 @@ def register(app: typer.Typer) -> None:
         param: Annotated[list[str], typer.Option("--param", help="NAME=V1,V2,... (repeat for a grid), e.g. "
                                                  "max_num_batched_tokens=512,1024,2048,4096,8192,16384.")],
         workload: WorkloadOpt = None,
-        slo_ttft_p99: Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")] = None,
-        slo_itl_p99: Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")] = None,
+        slo_ttft_p99: SloTtftOpt = None,
+        slo_itl_p99: SloItlOpt = None,
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="text|markdown|json")] = "text",
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write to a file.")] = None,
         plot: Annotated[Optional[str], typer.Option("--plot", help="Write the scatter into this folder "

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import ReaderError
-from ..versions import VersionTuple, format_version
+from ..versions import VersionTuple, format_version, known_versions
 from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
                         suggestions_any_version)
-from .model import GivenFlag, Note, Placeholder, SourceLoc
+from .model import GivenFlag, Note, Placeholder
 from .tokens import Token, placeholder_name
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -67,7 +67,7 @@ class ArgParser:
                     self._unexpanded(tok)
                 i += 1
                 continue
-            if tok.text.startswith("-") and not _NEGATIVE_NUMBER.match(tok.text) and tok.text != "-":
+            if _is_option(tok):
                 i = self._option(tokens, i)
             else:
                 self._positional(tok)
@@ -98,7 +98,7 @@ class ArgParser:
         tok = tokens[i]
         name, inline = _split_inline(tok.text)
         name = _dashes(name)
-        shorthand = self._optimization_shorthand(name, inline, tok)
+        shorthand = self._optimization_shorthand(name, inline)
         if shorthand is not None:
             name, inline = shorthand
         base, _, subkey = name.partition(".")
@@ -121,7 +121,7 @@ class ArgParser:
                         "prefix of an option name.",
             ))
         values, consumed = self._take_values(tokens, i, match.spec, inline, match.negated or bool(subkey))
-        self._store(tok, base, match, values, subkey, in_version=True)
+        self._store(tok, match, values, subkey, in_version=True)
         return i + 1 + consumed
 
     def _option_not_in_version(self, tokens: list[Token], i: int, base: str, inline: Optional[str],
@@ -136,8 +136,8 @@ class ArgParser:
         if history is None:
             hint = suggestions_any_version(base) or self.table.suggestions(base)
             raise ReaderError(
-                f"unknown vLLM option '{tok.spelling or base}': no vLLM release from 0.6.3 to "
-                f"{format_version(self._newest())} accepts it"
+                f"unknown vLLM option '{tok.spelling or base}': no vLLM release from "
+                f"{format_version(known_versions()[0])} to {format_version(known_versions()[-1])} accepts it"
                 + (f". Did you mean {' or '.join(hint)}?" if hint else "."),
                 file=self._file(tok), line=self._line(tok), key=tok.spelling or base)
         # Known elsewhere: read it with the nearest release that has it, and mark it.
@@ -146,12 +146,8 @@ class ArgParser:
         negated = base in spec.get("neg", [])
         match = OptionMatch(history.canonical, spec, negated)
         values, consumed = self._take_values(tokens, i, spec, inline, negated or bool(subkey))
-        self._store(tok, base, match, values, subkey, in_version=False, ranges=history.describe())
+        self._store(tok, match, values, subkey, in_version=False, ranges=history.describe())
         return i + 1 + consumed
-
-    def _newest(self) -> VersionTuple:
-        from ..versions import newest_version
-        return newest_version()
 
     # ---- values -------------------------------------------------------------------------
     def _take_values(self, tokens: list[Token], i: int, spec: dict[str, Any], inline: Optional[str],
@@ -185,7 +181,7 @@ class ArgParser:
                 file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
         return following, len(following)
 
-    def _store(self, tok: Token, written: str, match: OptionMatch, values: list[Token], subkey: str,
+    def _store(self, tok: Token, match: OptionMatch, values: list[Token], subkey: str,
                in_version: bool, ranges: Optional[str] = None) -> None:
         spec = match.spec
         dest = spec["dest"]
@@ -220,8 +216,7 @@ class ArgParser:
             return not match.negated
         if kind == "optional" and not values:
             const = spec.get("const")
-            return _convert_scalar("bool_str" if spec["type"] == "bool_str" else spec["type"],
-                                   str(const) if const is not None else "True", spec)
+            return _convert_scalar(spec["type"], str(const) if const is not None else "True", spec)
         converted = [self._convert_one(spec, v, tok) for v in values]
         if kind == "many" or spec.get("action") == "append":
             return converted
@@ -263,7 +258,7 @@ class ArgParser:
         return None if ok else list(choices)
 
     # ---- -O shorthands ------------------------------------------------------------------
-    def _optimization_shorthand(self, name: str, inline: Optional[str], tok: Token) -> Optional[tuple[str, Optional[str]]]:
+    def _optimization_shorthand(self, name: str, inline: Optional[str]) -> Optional[tuple[str, Optional[str]]]:
         """`-O3`, `-O=3`: rewritten per release as vLLM's FlexibleArgumentParser does."""
         m = re.fullmatch(r"-O(\d)", name)
         level = m.group(1) if m else (inline if name == "-O" and inline is not None else None)

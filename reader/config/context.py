@@ -118,8 +118,7 @@ def _validate(data: dict[str, Any], file: Optional[str], line: int) -> LoadOptio
         key = ".".join(str(p) for p in first["loc"])
         message = first["msg"]
         if first["type"] == "extra_forbidden":
-            message = ("unknown key; the block accepts vllm_version, gpu, gpu_count, model, workload, "
-                       "usage_context, slo, set, pick")
+            message = "unknown key; the block accepts " + ", ".join(LoadOptions.model_fields)
         raise ReaderError(f"in the '# vllm-reader:' comment block: {message}.", file=file, line=line,
                           key=key) from None
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .flagtable import flag_table
 from .resolve import ResolvedDeployment
 
 
@@ -65,12 +66,9 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
 
 def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     """Spelling, deprecation and the inside of JSON-valued flags, for the rules in rules/validation/."""
-    from ..versions import parse_version
-    from .flagtable import flag_table
-
     d = r.deployment
     out["model_name"] = d.model
-    table = flag_table(parse_version(r.version))
+    table = flag_table(r.version_tuple)
     for dest, flag in d.flags.items():
         out[f"option.{dest}"] = flag.option
         out[f"spelling.{dest}"] = flag.spelling

@@ -64,8 +64,7 @@ class FlagTable:
         return self.options[canonical] if canonical else None
 
     def suggestions(self, option: str, limit: int = 3) -> list[str]:
-        longs = [s for s in self.spellings if s.startswith("--")]
-        return difflib.get_close_matches(option.replace("_", "-"), longs, n=limit, cutoff=0.6)
+        return _close_options(option, self.spellings, limit)
 
 
 @lru_cache(maxsize=None)
@@ -95,18 +94,6 @@ class OptionHistory:
         """The checked tag nearest to `version` that has this option (to type its value)."""
         tags = [v for v in known_versions() if any(_in_range(v, r) for r in self.ranges)]
         return min(tags, key=lambda v: (abs(_ordinal(v) - _ordinal(version)), v))
-
-    def removed_after(self, version: VersionTuple) -> Optional[str]:
-        """The first checked tag, after the option's last appearance before `version`, that lacks it."""
-        earlier = [r for r in self.ranges if parse_version(r.split("..")[1]) < version]
-        if not earlier:
-            return None
-        last = parse_version(earlier[-1].split("..")[1])
-        later = [v for v in known_versions() if v > last]
-        return format_version(later[0]) if later else None
-
-    def added_in(self) -> str:
-        return self.ranges[0].split("..")[0]
 
 
 def _ordinal(v: VersionTuple) -> int:
@@ -141,5 +128,9 @@ def history_prefix_matches(option: str) -> list[OptionHistory]:
 
 
 def suggestions_any_version(option: str, limit: int = 3) -> list[str]:
-    longs = [s for s in _history()["options"] if s.startswith("--")]
+    return _close_options(option, _history()["options"], limit)
+
+
+def _close_options(option: str, spellings, limit: int) -> list[str]:
+    longs = [s for s in spellings if s.startswith("--")]
     return difflib.get_close_matches(option.replace("_", "-"), longs, n=limit, cutoff=0.6)

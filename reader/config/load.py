@@ -58,7 +58,7 @@ def load_command_line(command: str, options: Optional[LoadOptions] = None) -> De
         raise ReaderError("the command is not a vLLM launch (expected `vllm serve MODEL ...`, "
                           "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm...`).")
     inv = invocations[(options.pick or 1) - 1] if options.pick and options.pick <= len(invocations) else invocations[0]
-    origins = {k: "cli" for k in options.model_dump(exclude_defaults=True)}
+    _, origins = merge_options(options, None)
     return build_deployment(inv, _choose_version(options, origins, inv), "<command line>", options, origins)
 
 
@@ -107,8 +107,6 @@ def _script_invocations(text: str, path: Optional[str], set_vars: dict[str, str]
     for command in run_script(text, path, dict(set_vars), powershell=powershell, env_file_lines=env_lines):
         inv = find_launch(command.tokens, dict(command.env), form, f"line {command.line}", path)
         if inv is not None:
-            if inv.form == "shell" and inv.entry_point == "api_server":
-                inv.form = "shell"
             found.append(inv)
     for name, line in env_lines:
         for inv in found:
@@ -144,7 +142,7 @@ def _yaml_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[In
     if charts.is_ai_on_eks(first):
         return charts.ai_on_eks(docs[0], path)
     if others.is_compose(first):
-        return others.compose(docs[0], path, lines)
+        return others.compose(docs[0], path)
     if others.is_skypilot(first):
         return others.skypilot(docs[0], path, lines, set_vars)
     if isinstance(first, dict):
@@ -198,7 +196,6 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
 
 def build_deployment(inv: Invocation, version: VersionChoice, path: str, options: LoadOptions,
                      origins: dict[str, str]) -> Deployment:
-    table = flag_table(version.tag)
     notes = list(inv.notes)
     tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
     parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version))
@@ -224,7 +221,6 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
             f"{placeholder.text} is not defined in this file" + (f" (value of {placeholder.flag})" if placeholder.flag
                                                                  else "")
             + f"; its value is unknown, so the default is assumed. Supply it with --set {placeholder.name}=VALUE")))
-    _ = table
     return deployment
 
 

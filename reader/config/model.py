@@ -182,10 +182,3 @@ class Deployment(BaseModel):
     context: Context = Field(default_factory=Context)
     notes: list[Note] = Field(default_factory=list)
     placeholders: list[Placeholder] = Field(default_factory=list)
-
-    def given(self, dest: str) -> bool:
-        return dest in self.flags
-
-    def loc_of(self, dest: str) -> Optional[SourceLoc]:
-        flag = self.flags.get(dest)
-        return flag.loc if flag else None

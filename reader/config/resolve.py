@@ -116,19 +116,14 @@ def _resolve_model(d: Deployment, override: Optional[str], notes: list[Note], ca
     found = catalog.find_model(d.model)
     if found is not None:
         return found, "catalog" if found.id == d.model else f"catalog ({found.id})"
-    for candidate in _name_candidates(d.model):
-        found = catalog.find_model(candidate)
-        if found is not None:
-            notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
-                f"model path '{d.model}' read as catalog model {found.id} (matched by name); if that is wrong, "
-                "name the model with --model")))
-            return found, f"matched by name to {found.id}"
-    by_base = _match_by_basename(d.model, catalog.list_models())
-    if by_base is not None:
+    # list_models() validates every entry, so it runs only when no candidate name matched.
+    matched = next(filter(None, map(catalog.find_model, _name_candidates(d.model))), None) \
+        or _match_by_basename(d.model, catalog.list_models())
+    if matched is not None:
         notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
-            f"model path '{d.model}' read as catalog model {by_base.id} (matched by name); if that is wrong, "
+            f"model path '{d.model}' read as catalog model {matched.id} (matched by name); if that is wrong, "
             "name the model with --model")))
-        return by_base, f"matched by name to {by_base.id}"
+        return matched, f"matched by name to {matched.id}"
     notes.append(Note(level="warning", loc=d.model_loc, key="model", message=(
         f"model '{d.model}' is not in the catalog; checks that need its architecture are skipped. Name a catalog "
         "model or a local config.json with --model")))
@@ -528,7 +523,7 @@ class _Resolver:
 
 def _spec_family(method: str) -> str:
     low = method.lower()
-    if low.endswith("mtp") or "_mtp" in low or low == "mtp":
+    if low.endswith("mtp") or "_mtp" in low:
         return "mtp"
     if low in ("ngram", "ngram_gpu"):
         return "ngram"

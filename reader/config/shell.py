@@ -16,7 +16,6 @@ from typing import Optional
 from .model import SourceLoc
 from .tokens import Token
 
-_SEPARATORS = (";", "&&", "||", "|", "&", "\n")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
@@ -238,8 +237,6 @@ class Expander:
                 return word
             if op in ("-", "=") and value is None:
                 return word
-            if op:
-                return value if value is not None else None
             return value
         name = m.group("psenv") or m.group("k8s") or m.group("bare")
         if name:
@@ -352,28 +349,25 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
         words: Optional[list[Word]] = list(command.words)
         if words and words[0].literal in ("export", "declare", "local", "readonly"):
             words = [w for w in words[1:] if not w.literal.startswith("-")]
-            _assign_all(words, expander, file)
+            _assign_all(words, expander)
             continue
         while words and _ASSIGNMENT.match(words[0].literal) and words[0].segments[0].quote == "":
             if len(words) > 1 and words[1].literal.startswith("-"):
                 # `ARGS=--a --b x`: no command can start with a dash, so this is an env-file line
                 # (docker --env-file keeps the whole rest of the line as the value).
-                name, value = _assignment(words[0], expander, file)
+                name, value = _assignment(words[0], expander)
                 _set(expander.variables, name, None if value is None else " ".join([value] + [w.literal for w in words[1:]]))
                 env_file_lines.append((name, command.line))
                 words = None
                 break
-            name, value = _assignment(words[0], expander, file)
+            name, value = _assignment(words[0], expander)
             if value is not None:
                 prefix_env[name] = value
             words = words[1:]
         if words is None:
             continue
         if not words:
-            for word in command.words:  # plain assignments: they set shell variables
-                if _ASSIGNMENT.match(word.literal):
-                    name, value = _assignment(word, expander, file)
-                    _set(expander.variables, name, value)
+            _assign_all(command.words, expander)  # plain assignments: they set shell variables
             continue
         tokens: list[Token] = []
         scoped = Expander({**expander.variables, **prefix_env})
@@ -383,10 +377,10 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
     return commands
 
 
-def _assign_all(words: list[Word], expander: Expander, file: Optional[str]) -> None:
+def _assign_all(words: list[Word], expander: Expander) -> None:
     for word in words:
         if _ASSIGNMENT.match(word.literal):
-            name, value = _assignment(word, expander, file)
+            name, value = _assignment(word, expander)
             _set(expander.variables, name, value)
 
 
@@ -398,7 +392,7 @@ def _set(variables: dict[str, str], name: str, value: Optional[str]) -> None:
         variables[name] = value
 
 
-def _assignment(word: Word, expander: Expander, file: Optional[str]) -> tuple[str, Optional[str]]:
+def _assignment(word: Word, expander: Expander) -> tuple[str, Optional[str]]:
     """`NAME=value` (the value may be quoted or contain expansions); no word splitting in assignments."""
     first = word.segments[0]
     name, _, rest = first.text.partition("=")

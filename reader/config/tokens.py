@@ -25,10 +25,6 @@ class Token:
         return bool(self.unresolved) and self.text.strip() in self.unresolved
 
 
-def placeholders_in(text: str) -> list[str]:
-    return [m.group(0) for m in PLACEHOLDER_RE.finditer(text)]
-
-
 def placeholder_name(text: str) -> str:
     m = PLACEHOLDER_RE.search(text)
     if not m:

@@ -1,13 +1,12 @@
 """diagnose: check + capacity + simulation -> the limiting default, evidence, and tested recommendations."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
 from .. import __version__
 from ..config.resolve import ResolvedDeployment
-from ..render.resolved import ROW_ORDER
 from ..sim.api import SimResult
 from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
 from ..sim.workload import describe
@@ -21,6 +20,15 @@ from .whatif import candidates, evaluate_all
 MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
                "continuous": "CONTINUOUS (chunked prefill off)", "chunked": "CONTINUOUS+CHUNKED (as configured)"}
 GiB = 2**30
+# The settings a reader of a scheduling diagnosis cares about, in reading order.
+ROW_ORDER = (
+    "max_model_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+    "long_prefill_token_threshold", "enable_prefix_caching", "scheduling_policy", "async_scheduling",
+    "gpu_memory_utilization", "kv_cache_memory_bytes", "num_gpu_blocks_override", "block_size", "kv_cache_dtype",
+    "dtype", "quantization", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+    "enable_expert_parallel", "enforce_eager", "cpu_offload_gb", "swap_space", "scheduler_reserve_full_isl",
+    "watermark", "max_num_active_seqs", "performance_mode", "max_num_partial_prefills", "num_scheduler_steps",
+)
 
 
 def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
@@ -41,14 +49,14 @@ def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Option
         base_result = scenario.run()
         verdict = decide(base_result, scenario.capacity, scenario.slos_ms, compute_ridge(resolved))
         note_overload(verdict, base_result, scenario.workload)
-    diagnosis = _assemble(resolved, scenario, findings, verdict, base_result)
+    starts = not errors and scenario.starts
+    diagnosis = _assemble(resolved, scenario, findings, verdict, base_result, starts)
     if whatifs and not errors:
         baseline = diagnosis.baseline or _null_metrics()
         diagnosis.whatifs = evaluate_all(scenario, candidates(scenario, verdict), baseline, rule_errors, workers)
-    for mode in modes:
-        if scenario.starts and not errors:
-            result = base_result if mode == "chunked" and base_result is not None else scenario.run(mode)
-            diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
+    for mode in modes if starts else ():
+        result = base_result if mode == "chunked" else scenario.run(mode)
+        diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
     return diagnosis
 
 
@@ -70,12 +78,12 @@ def compute_ridge(r: ResolvedDeployment) -> Optional[float]:
 
 
 def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], verdict: Verdict,
-              result: Optional[SimResult]) -> Diagnosis:
+              result: Optional[SimResult], starts: bool) -> Diagnosis:
     return Diagnosis(
         tool_version=__version__, source=r.deployment.source, form=r.deployment.form, vllm_version=r.version,
         vllm_version_origin=r.version_origin, engine=r.engine, model=r.model.id if r.model else None,
         model_given=r.deployment.model, gpu=r.gpu.id if r.gpu else None, gpu_count=r.gpu_count,
-        starts=not any(f.severity == "error" for f in findings) and sc.starts, verdict=verdict, findings=findings,
+        starts=starts, verdict=verdict, findings=findings,
         capacity=_capacity_summary(sc), workload=_workload_summary(r, sc), slos_ms=sc.slos_ms,
         baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
         evidence=result.evidence if result is not None else None,
@@ -144,6 +152,3 @@ def _null_metrics() -> Metrics:
     return Metrics(output_throughput=0.0, total_token_throughput=0.0, request_throughput=0.0, ttft_mean_ms=None,
                    ttft_p99_ms=None, itl_median_ms=None, itl_p99_ms=None, tpot_mean_ms=None, e2el_p99_ms=None,
                    preemptions=0, completed=0, goodput_rps=0.0)
-
-
-Progress = Callable[[str], None]

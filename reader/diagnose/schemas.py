@@ -29,13 +29,13 @@ def documents() -> dict[Path, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    stale = [path for path, text in documents().items()
-             if not path.is_file() or path.read_text() != text]
+    docs = documents()
     if "--check" in args:
+        stale = [path for path, text in docs.items() if not path.is_file() or path.read_text() != text]
         for path in stale:
             print(f"stale: {path}")
         return 1 if stale else 0
-    for path, text in documents().items():
+    for path, text in docs.items():
         path.write_text(text)
     return 0
 

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Optional
 
 from .. import __version__
 from ..versions import format_version, known_versions, newest_version
@@ -13,7 +11,8 @@ WORKED_EXAMPLE = "fixtures/examples/llama-3.3-70b-fp8-h100-128-clients.yaml"
 CATALOG_VERSIONS = ("0.6.3", "0.8.5", "0.10.0", "0.14.0", "0.18.0", "0.24.0", "0.28.0", "0.33.0")
 
 
-def generate(root: Optional[Path] = None, example: str = WORKED_EXAMPLE) -> str:
+def generate(example: str = WORKED_EXAMPLE) -> str:
+    """The document; the worked example's path is read relative to the current directory (the repository)."""
     from ..config.context import LoadOptions
     from ..config.load import load_deployment
     from ..config.resolve import resolve
@@ -25,7 +24,6 @@ def generate(root: Optional[Path] = None, example: str = WORKED_EXAMPLE) -> str:
     from .scenario import slos_from
     from .verdict import MIN_SCORE
 
-    root = root or Path.cwd()
     ruleset = load_rules()
     rules = sorted(ruleset.rules, key=lambda r: r.id)
     rows = [{"id": r.id, "severity": r.severity, "theme": r.theme, "versions": r.versions_text(),
@@ -47,10 +45,3 @@ def generate(root: Optional[Path] = None, example: str = WORKED_EXAMPLE) -> str:
 def _demote(markdown: str) -> str:
     """The worked report sits under a level-2 heading: its headings move down two levels."""
     return re.sub(r"^(#{1,4}) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", markdown, flags=re.M)
-
-
-def write(root: Path) -> Path:
-    out = root / "outputs" / SKILL_NAME
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(generate(root))
-    return out

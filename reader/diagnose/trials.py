@@ -17,10 +17,11 @@ from .metrics import Metrics
 from .scenario import Scenario, rebuild
 
 RuleErrors = Callable[[Any], list[str]]
+Status = Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
 
 
 class Trial(BaseModel):
-    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
+    status: Status
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
 

@@ -7,13 +7,13 @@ recommended), sized by the capacity model (a change that would not start is drop
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import BaseModel
 
 from .metrics import Metrics
 from .scenario import Scenario
-from .trials import RuleErrors, try_changes
+from .trials import RuleErrors, Status, try_changes
 from .verdict import MIN_SCORE, Verdict
 
 
@@ -23,11 +23,8 @@ class Candidate(BaseModel):
     addresses: str  # the limit it targets
 
 
-class WhatIf(BaseModel):
-    changes: dict[str, Any]
-    reason: str
-    addresses: str
-    status: Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
+class WhatIf(Candidate):
+    status: Status
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
     score: Optional[float] = None  # objective, relative to the baseline (1.0 = no change)
@@ -53,7 +50,7 @@ def _for_kv(base: Scenario) -> list[Candidate]:
     if v("kv_cache_memory_bytes") is None and util is not None and util < 0.95:
         out.append(Candidate(changes={"gpu_memory_utilization": round(min(0.95, util + 0.04), 2)},
                              reason="more of the GPU's memory for the KV cache", addresses="kv_memory"))
-    if r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and r.gpu.fp8_tflops:
+    if _fp8_kv_possible(r):
         out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="an fp8 KV cache holds twice the tokens",
                              addresses="kv_memory"))
     err = cap.startup_error
@@ -62,7 +59,7 @@ def _for_kv(base: Scenario) -> list[Candidate]:
         out.append(Candidate(changes={"max_model_len": fits},
                              reason=f"the longest length the KV cache holds is {err.estimated_max_model_len:,} "
                                     "tokens", addresses="kv_memory"))
-    longest = int((base.workload.prompt_len + base.workload.output_len).max())
+    longest = base.workload.longest_request
     target = int(math.ceil(longest / 1024) * 1024)
     if v("max_model_len") not in (None, -1) and target < v("max_model_len"):
         out.append(Candidate(changes={"max_model_len": target},
@@ -145,7 +142,7 @@ def _for_budget_large(base: Scenario) -> list[Candidate]:
 def _for_gpu(base: Scenario) -> list[Candidate]:
     r = base.resolved
     out = []
-    if r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and r.gpu.fp8_tflops:
+    if _fp8_kv_possible(r):
         out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="halves the KV bytes each decode step reads",
                              addresses="gpu"))
     budget = r.value("max_num_batched_tokens")
@@ -153,6 +150,11 @@ def _for_gpu(base: Scenario) -> list[Candidate]:
         out.append(Candidate(changes={"max_num_batched_tokens": budget * 2},
                              reason="bigger steps amortise weight reads over more tokens", addresses="gpu"))
     return out
+
+
+def _fp8_kv_possible(r: Any) -> bool:
+    """Whether fp8 is worth trying for the KV cache: it is 16-bit now, and the GPU has fp8 support."""
+    return r.derived["kv_cache_dtype"].value in ("bfloat16", "float16") and r.gpu is not None and bool(r.gpu.fp8_tflops)
 
 
 _FOR_LIMIT: dict[str, Callable[[Scenario], list[Candidate]]] = {

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 
 from ..capacity.api import Capacity
-from ..capacity.figures import Figure
+from ..capacity.figures import Figure, GiB, gib
 from ..errors import ReaderError
 from .markdown import code, md
 
 FORMATS = ("text", "markdown", "json")
-GiB = 1 << 30
 
 
 def render_capacity(cap: Capacity, fmt: str = "text") -> str:
@@ -33,7 +32,7 @@ def _value(f: Figure) -> str:
             return f"{f.value:,.0f} B"
         if abs(f.value) < GiB:
             return f"{f.value / 2**20:.1f} MiB"
-        return f"{f.value / GiB:.2f} GiB"
+        return gib(f.value)
     if f.unit == "x":
         return f"{f.value:.2f}x"
     if f.unit in ("tokens", "blocks"):

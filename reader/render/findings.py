@@ -5,17 +5,17 @@ reader/render/schemas/findings.schema.json (schema_version 1).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def sorted_findings(findings: list[Any]) -> list[Any]:
-    def key(f: Any) -> tuple:
-        line = f.locations[0].line if f.locations and f.locations[0].line else 0
-        return (f.config, line, SEVERITY_RANK[f.severity], f.rule_id)
+    return sorted(findings, key=lambda f: (f.config, _first_line(f) or 0, SEVERITY_RANK[f.severity], f.rule_id))
 
-    return sorted(findings, key=key)
+
+def _first_line(f: Any) -> Optional[int]:
+    return f.locations[0].line if f.locations else None
 
 
 def location_text(f: Any) -> str:
@@ -83,6 +83,7 @@ def render_markdown(report: Any) -> str:
     from .markdown import code, md
 
     out = ["# vllm-reader check", "", summary_line(report), ""]
+    findings = sorted_findings(report.findings)
     for c in report.configs:
         out.append(f"## {md(c.config)}")
         out.append("")
@@ -92,14 +93,13 @@ def render_markdown(report: Any) -> str:
         out.append(f"vLLM {c.vllm_version} ({c.vllm_version_origin}), {c.engine} engine, {c.rules_evaluated} rules "
                    "evaluated.")
         out.append("")
-        mine = [f for f in sorted_findings(report.findings) if f.config == c.config]
+        mine = [f for f in findings if f.config == c.config]
         if not mine:
             out += ["No findings.", ""]
             continue
         out += ["| severity | rule | line | finding | fix |", "|---|---|---|---|---|"]
         for f in mine:
-            line = f.locations[0].line if f.locations and f.locations[0].line else ""
-            out.append(f"| {f.severity} | {f.rule_id} {code(f.name)} | {line} | {md(f.message)} | {md(f.fix)} |")
+            out.append(f"| {f.severity} | {f.rule_id} {code(f.name)} | {_first_line(f) or ''} | {md(f.message)} | {md(f.fix)} |")
         out.append("")
         quoted = [f for f in mine if f.vllm_message]
         if quoted:

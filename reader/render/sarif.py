@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import quote
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -17,12 +17,12 @@ LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 INFO_URI = "https://github.com/vllm-project/vllm"
 
 
-def artifact_uri(path: str, cwd: Optional[Path] = None) -> dict[str, str]:
-    cwd = (cwd or Path.cwd()).resolve()
+def artifact_uri(path: str, root: Path) -> dict[str, str]:
+    """`path` relative to `root` (the resolved working directory) when under it, else an absolute URI."""
     p = Path(path)
-    absolute = (p if p.is_absolute() else cwd / p).resolve()
+    absolute = (p if p.is_absolute() else root / p).resolve()
     try:
-        rel = absolute.relative_to(cwd)
+        rel = absolute.relative_to(root)
         return {"uri": quote(rel.as_posix()), "uriBaseId": "%SRCROOT%"}
     except ValueError:
         return {"uri": absolute.as_uri()}
@@ -44,21 +44,19 @@ def _rule_descriptor(rule: Any) -> dict[str, Any]:
     }
 
 
-def render_sarif(report: Any, ruleset: Any, cwd: Optional[Path] = None) -> str:
+def render_sarif(report: Any, ruleset: Any) -> str:
     import json
 
     from .. import __version__
 
-    used: list[str] = []
-    for f in report.findings:
-        if f.rule_id not in used:
-            used.append(f.rule_id)
+    root = Path.cwd().resolve()
+    used = list(dict.fromkeys(f.rule_id for f in report.findings))
     index = {rid: i for i, rid in enumerate(used)}
     results = []
     for f in report.findings:
         locations = []
         for loc in f.locations:
-            physical: dict[str, Any] = {"artifactLocation": artifact_uri(loc.file, cwd)}
+            physical: dict[str, Any] = {"artifactLocation": artifact_uri(loc.file, root)}
             if loc.line:
                 physical["region"] = {"startLine": loc.line}
             entry: dict[str, Any] = {"physicalLocation": physical}
@@ -84,7 +82,7 @@ def render_sarif(report: Any, ruleset: Any, cwd: Optional[Path] = None) -> str:
             notifications.append({
                 "level": "error",
                 "message": {"text": f"{c.config}: {c.error}"},
-                "locations": [{"physicalLocation": {"artifactLocation": artifact_uri(c.config, cwd)}}],
+                "locations": [{"physicalLocation": {"artifactLocation": artifact_uri(c.config, root)}}],
             })
     run = {
         "tool": {"driver": {
@@ -93,7 +91,7 @@ def render_sarif(report: Any, ruleset: Any, cwd: Optional[Path] = None) -> str:
             "informationUri": INFO_URI,
             "rules": [_rule_descriptor(ruleset.get(rid)) for rid in used],
         }},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": (cwd or Path.cwd()).resolve().as_uri() + "/"}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
         "invocations": [{
             "executionSuccessful": report.summary.bad_input == 0,
             "exitCode": report.summary.exit_code,

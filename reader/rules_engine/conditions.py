@@ -242,21 +242,13 @@ def evaluate(cond: Condition, facts: dict[str, Any], version: VersionTuple, ev: 
     """True / False / None (unknown: a fact it needs is missing)."""
     if isinstance(cond, Compare):
         return _compare(cond, facts, ev)
-    if isinstance(cond, AllOf):
-        result: Optional[bool] = True
+    if isinstance(cond, (AllOf, AnyOf)):
+        settles = isinstance(cond, AnyOf)  # one false part settles `all`, one true part settles `any`
+        result: Optional[bool] = not settles
         for item in cond.items:
             r = evaluate(item, facts, version, ev)
-            if r is False:
-                return False
-            if r is None:
-                result = None
-        return result
-    if isinstance(cond, AnyOf):
-        result = False
-        for item in cond.items:
-            r = evaluate(item, facts, version, ev)
-            if r is True:
-                return True
+            if r is settles:
+                return settles
             if r is None:
                 result = None
         return result
@@ -288,9 +280,7 @@ def _value(operand: Operand, facts: dict[str, Any], ev: Evaluation) -> Any:
         return value
     if isinstance(operand, Arith):
         values = [_value(item, facts, ev) for item in operand.items]
-        if any(v is _MISSING for v in values):
-            return _MISSING
-        if not all(_is_number(v) for v in values):
+        if not all(_is_number(v) for v in values):  # _MISSING included
             return _MISSING
         total = values[0]
         for v in values[1:]:
@@ -314,15 +304,8 @@ def _compare(c: Compare, facts: dict[str, Any], ev: Evaluation) -> Optional[bool
     if left is _MISSING:
         return None
     presence = c.key.startswith(PRESENCE_PREFIXES)
-    if c.op == "matches":
-        if left is None:
-            if presence:
-                return False
-            ev.missing.add(c.key)
-            return None
-        return bool(c.pattern.fullmatch(str(left)[:MAX_SUBJECT]))
     if left is None and presence and c.op not in ("eq", "ne", "in", "not_in"):
-        return False
+        return False  # so below, for the other operators, a None left is never a presence fact
     right = _value(c.value, facts, ev)
     if right is _MISSING:
         return None
@@ -337,17 +320,17 @@ def _compare(c: Compare, facts: dict[str, Any], ev: Evaluation) -> Optional[bool
         return found if c.op == "in" else not found
     if c.op == "contains":
         if left is None:
-            return False if presence else None
+            return None
         if isinstance(left, str) and isinstance(right, str):
             return right.lower() in left.lower()
         if isinstance(left, (list, tuple, set, dict)):
             return any(_eq(item, right) for item in left)
         return None
     if left is None:
-        if presence:
-            return False
         ev.missing.add(c.key)
         return None
+    if c.op == "matches":
+        return bool(c.pattern.fullmatch(str(left)[:MAX_SUBJECT]))
     if c.op in ("lt", "le", "gt", "ge"):
         if not (_is_number(left) and _is_number(right)):
             return False if presence else None
@@ -366,38 +349,9 @@ def _is_int(v: Any) -> bool:
 
 
 def _eq(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b or (isinstance(a, bool) and isinstance(b, bool) and a == b)
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b
+    if isinstance(a, bool) or isinstance(b, bool):  # true is not 1
+        return a is b
     return a == b
-
-
-def fact_keys(cond: Condition) -> set[str]:
-    """Every fact key a condition reads (for the catalog and for tests)."""
-    if isinstance(cond, Compare):
-        keys = {cond.key}
-        keys |= _operand_keys(cond.value)
-        return keys
-    if isinstance(cond, (AllOf, AnyOf)):
-        out: set[str] = set()
-        for item in cond.items:
-            out |= fact_keys(item)
-        return out
-    if isinstance(cond, NotOf):
-        return fact_keys(cond.item)
-    return set()
-
-
-def _operand_keys(operand: Operand) -> set[str]:
-    if isinstance(operand, FactRef):
-        return {operand.key}
-    if isinstance(operand, Arith):
-        out: set[str] = set()
-        for item in operand.items:
-            out |= _operand_keys(item)
-        return out
-    return set()
 
 
 def substitute_each(cond: Condition, each: str) -> Condition:

@@ -90,8 +90,7 @@ def example_finding(rule: Any) -> Optional[str]:
     import tempfile
 
     from ..config.context import LoadOptions
-    from ..config.load import load_deployment
-    from ..config.resolve import resolve
+    from ..config.from_cli import load_and_resolve
     from ..errors import ReaderError
     from .engine import check_resolved
     from .loader import RuleSet
@@ -102,12 +101,11 @@ def example_finding(rule: Any) -> Optional[str]:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(ex.config)
         try:
-            d = load_deployment(path, LoadOptions(vllm_version=ex.vllm_version, gpu=ex.gpu, gpu_count=ex.gpus,
-                                                  model=ex.model))
-            r = resolve(d, model_override=ex.model)
+            resolved = load_and_resolve(path, LoadOptions(vllm_version=ex.vllm_version, gpu=ex.gpu,
+                                                          gpu_count=ex.gpus, model=ex.model))
         except ReaderError as err:
             return f"(the example could not be read: {err.render()})"
-        result = check_resolved(r, RuleSet([rule]))
+        result = check_resolved(resolved, RuleSet([rule]))
     for f in result.findings:
         if f.rule_id == rule.id:
             return f.message

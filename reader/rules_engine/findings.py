@@ -1,7 +1,7 @@
 """What `vllm-reader check` finds, as data: the models behind `--format json` (schema_version 1).
 
 reader/render/schemas/findings.schema.json is generated from `CheckReport` by
-`python -m reader.rules_engine.schema_gen`; a test keeps the two in step. Adding an optional field
+`python -m reader.rules_engine.generate`; a test keeps the two in step. Adding an optional field
 keeps schema_version 1; renaming or removing one, or changing a meaning, bumps it.
 
 The models are built lazily (defer_build) and filled with model_construct by the engine: `check`

@@ -43,7 +43,7 @@ class LoadedRule:
 
     def __init__(self, spec: Any, ranges: tuple[VersionRange, ...], file: str, index: Optional[int], theme: str,
                  generated_from: Optional[tuple[str, str]] = None, list_key: str = "rules",
-                 cond: Any = _UNSET) -> None:
+                 cond: Any = _UNSET, messages: Any = None) -> None:
         self.spec = spec
         self.ranges = ranges
         self.file = file
@@ -52,7 +52,7 @@ class LoadedRule:
         self.generated_from = generated_from  # matrix pair the rule was generated from
         self.list_key = list_key
         self._cond = cond
-        self._messages: Any = None
+        self._messages = messages
 
     @property
     def cond(self) -> Optional[Condition]:
@@ -159,6 +159,11 @@ class RuleSet:
     def get(self, rule_id: str) -> Optional[LoadedRule]:
         return self.by_id.get(rule_id.strip().upper())
 
+    def find(self, text: str) -> Optional[LoadedRule]:
+        """The rule with this id (any case) or name."""
+        text = text.strip()
+        return self.get(text) or next((r for r in self.rules if r.spec.name == text.lower()), None)
+
     def active(self, version: VersionTuple) -> list[LoadedRule]:
         return [rule for rule in self.rules if rule.active(version)]
 
@@ -214,7 +219,7 @@ def load_rules(root: Optional[str] = None, use_lock: bool = True) -> RuleSet:
 
 def load_from_yaml(base: Path) -> list[LoadedRule]:
     loaded: list[LoadedRule] = []
-    seen: dict[str, tuple[str, Optional[int]]] = {}
+    seen: dict[str, LoadedRule] = {}
     for path in source_files(base):
         if path.name == "compat-matrix.yaml":
             from .matrix import load_matrix
@@ -272,13 +277,13 @@ def _from_lock(base: Path) -> Optional[RuleSet]:
     return RuleSet(rules, base, from_lock=True)
 
 
-def _check_duplicate(rule: LoadedRule, seen: dict[str, tuple[str, Optional[int]]]) -> None:
-    if rule.id in seen:
-        file, line = seen[rule.id]
-        where = f"{file}:{line}" if line else file
+def _check_duplicate(rule: LoadedRule, seen: dict[str, LoadedRule]) -> None:
+    # keeps the rule, not its line: a line costs a second parse of the file, paid only for the error
+    first = seen.setdefault(rule.id, rule)
+    if first is not rule:
+        where = f"{first.file}:{first.line}" if first.line else first.file
         raise RuleLoadError(f"duplicate rule id {rule.id}: it is already defined at {where}. Rule ids are stable and "
                             "unique; give the new rule the next free id.", file=rule.file, line=rule.line)
-    seen[rule.id] = (rule.file, rule.line)
 
 
 def read_yaml(path: Path) -> Any:
@@ -367,11 +372,11 @@ def build_rule(raw: Any, file: str, index: Optional[int], default_theme: Optiona
     try:
         ranges = parse_ranges(spec.versions, "versions")
         cond = _compile(spec)
-        _vllm_messages(spec.vllm_message)
+        messages = _vllm_messages(spec.vllm_message)
     except ConditionError as err:
         raise RuleLoadError(f"{label}: {err}.", file=file, line=line) from None
     return LoadedRule(spec=spec, ranges=ranges, file=file, index=index, theme=theme, generated_from=generated_from,
-                      list_key=list_key, cond=cond)
+                      list_key=list_key, cond=cond, messages=messages)
 
 
 def _vllm_messages(raw: Any) -> tuple[tuple[tuple[VersionRange, ...], str], ...]:

@@ -33,10 +33,11 @@ def load_matrix(path: Path) -> tuple[dict[str, Any], list[LoadedRule]]:
     detectable = {**data["features"], **data["hardware"]}
     cells = {tuple(c["pair"]): c for c in data["feature_x_feature"] + data["feature_x_hardware"]
              + data.get("from_other_docs", [])}
+    ff_pairs = _ff(data)
     rules = []
     for index, raw in enumerate(data.get("rules", [])):
         try:
-            rules.append(_generate(raw, index, file, detectable, cells, data))
+            rules.append(_generate(raw, index, file, detectable, cells, ff_pairs))
         except RuleLoadError as err:
             err.line = rule_line(file, index, "rules")
             raise
@@ -44,7 +45,7 @@ def load_matrix(path: Path) -> tuple[dict[str, Any], list[LoadedRule]]:
 
 
 def _generate(raw: Any, index: int, file: str, detectable: dict[str, Any], cells: dict[tuple, Any],
-              data: dict[str, Any]) -> LoadedRule:
+              ff_pairs: set[tuple]) -> LoadedRule:
     rule_id = raw.get("id") if isinstance(raw, dict) else None
     label = f"rule {rule_id}" if isinstance(rule_id, str) else "a rule without an id"
     if not isinstance(raw, dict):
@@ -90,7 +91,7 @@ def _generate(raw: Any, index: int, file: str, detectable: dict[str, Any], cells
     raw["source"] = sources + list(also_source)
     raw.setdefault("keys", list(dict.fromkeys(detectable[pair[0]].get("keys", []) + detectable[pair[1]].get("keys",
                                                                                                             []))))
-    return build_rule(raw, file, index, "compat" if tuple(pair) in _ff(data) else "hardware",
+    return build_rule(raw, file, index, "compat" if tuple(pair) in ff_pairs else "hardware",
                       generated_from=(pair[0], pair[1]))
 
 

@@ -45,7 +45,7 @@ def resolve_rule_ids(ids: list[str], ruleset: Any, option: str) -> list[str]:
             part = part.strip()
             if not part:
                 continue
-            rule = ruleset.get(part) or next((r for r in ruleset.rules if r.spec.name == part.lower()), None)
+            rule = ruleset.find(part)
             if rule is None:
                 raise ReaderError(f"{option} {part}: no such rule.{did_you_mean(part, ruleset)} "
                                   "`vllm-reader rules` lists them.", key=option)
@@ -68,7 +68,7 @@ def did_you_mean(text: str, ruleset: Any) -> str:
         return ""
     names = []
     for c in ranked:
-        rule = ruleset.get(c) or next(r for r in ruleset.rules if r.spec.name == c)
+        rule = ruleset.find(c)
         names.append(f"{rule.id} ({rule.spec.name})")
     return " Did you mean " + " or ".join(dict.fromkeys(names)) + "?"
 

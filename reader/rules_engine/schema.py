@@ -32,7 +32,6 @@ Theme = Literal["flags", "scheduler", "speculative", "memory", "parallelism", "h
 RULE_ID = re.compile(r"^VR\d{3}$")
 RULE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 EACH = re.compile(r"^(?:[a-z_]+\.\*|loader-note:(?:warning|info)|resolver-note:(?:warning|info))$")
-SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
 
 
 class Example(BaseModel):

@@ -170,11 +170,27 @@ class CachingBlockPool:
 
     def free_blocks(self, ordered: list[int]) -> None:
         """Drop one reference from each block; blocks reaching 0 become free (evict-first order)."""
+        back: list[int] = []
+        front: list[int] = []
+        self._unref(ordered, back, front, self.unhashed_to_front)
+        self._enqueue(back, front)
+
+    def free_blocks_after_private(self, hashed: list[int], unhashed: list[int], rest: list[int]) -> None:
+        """free_blocks(hashed + unhashed + rest) (all in evict-first order) with unhashed_to_front,
+        where the first two lists are blocks only their (finishing) request referenced: they become
+        free without the reference-count walk (their count is not read again before they are reused,
+        when get_new_blocks() sets it)."""
+        if rest:
+            hashed = list(hashed)
+            unhashed = list(unhashed)
+            self._unref(rest, hashed, unhashed, True)
+        self._enqueue(hashed, unhashed)
+
+    def _unref(self, ordered: list[int], back: list[int], front: list[int], to_front: bool) -> None:
+        """Drop one reference from each block; those reaching 0 join `front` (no hash, with
+        to_front) or `back`."""
         ref = self.ref_cnt
         hash_of = self.hash_of
-        to_front = self.unhashed_to_front
-        back = []
-        front = []
         for b in ordered:
             ref[b] -= 1
             if ref[b] == 0:
@@ -182,29 +198,9 @@ class CachingBlockPool:
                     front.append(b)
                 else:
                     back.append(b)
-        self.queue.extend(back)
-        if front:
-            self.queue.extendleft(reversed(front))
 
-    def free_blocks_after_private(self, hashed: list[int], unhashed: list[int], rest: list[int]) -> None:
-        """free_blocks(hashed + unhashed + rest) (all in evict-first order) with unhashed_to_front,
-        where the first two lists are blocks only their (finishing) request referenced: they become
-        free without the reference-count walk (their count is not read again before they are reused,
-        when get_new_blocks() sets it)."""
-        ref = self.ref_cnt
-        hash_of = self.hash_of
-        front = unhashed
-        back = hashed
-        if rest:
-            front = list(unhashed)
-            back = list(hashed)
-            for b in rest:
-                ref[b] -= 1
-                if ref[b] == 0:
-                    if hash_of[b] is None:
-                        front.append(b)
-                    else:
-                        back.append(b)
+    def _enqueue(self, back: list[int], front: list[int]) -> None:
+        """Freed blocks: `back` to the tail of the free queue, `front` to its head, in order."""
         self.queue.extend(back)
         if front:
             self.queue.extendleft(reversed(front))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -154,8 +155,11 @@ class EngineRun:
     notes: list[str] = field(default_factory=list)
 
 
-def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload, reqs: RequestTable) -> EngineRun:
+def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload) -> EngineRun:
+    """A run with a request table of the workload (request i is row i, id "i")."""
     n = wl.num_requests
+    reqs = RequestTable([str(i) for i in range(n)], wl.prompt_len, wl.output_len, priority=wl.priority,
+                        arrival=wl.arrival)
     nan = np.full(n, np.nan)
     return EngineRun(mode, cfg, wl, reqs, send_time=nan.copy(), first_scheduled=nan.copy(), first_token=nan.copy(),
                      last_token=nan.copy(), finish_time=nan.copy(), max_itl=np.zeros(n), itl_chunks=[],
@@ -200,6 +204,22 @@ class _Client:
             heapq.heappush(self.slots, t)
 
 
+def _receive(client: _Client, run: EngineRun, until: float, *, refuse: np.ndarray, accept: Callable[[int], None]
+             ) -> int:
+    """Requests sent by `until` go to `accept`, but those marked in `refuse`, which fail at once;
+    returns how many were refused."""
+    refused = 0
+    for r, when in client.send_until(until):
+        run.send_time[r] = when
+        if refuse[r]:
+            run.reqs.status[r] = REJECTED
+            client.done(when)
+            refused += 1
+        else:
+            accept(r)
+    return refused
+
+
 def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np.ndarray:
     """Accepted drafts per request: each draft is accepted with probability `rate` given the
     ones before it were, so P(accepted >= j) = rate**j."""
@@ -220,11 +240,10 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
     (the one-request-at-a-time reference walk) turns them off too."""
     n = wl.num_requests
-    ids = [str(i) for i in range(n)]
-    reqs = RequestTable(ids, wl.prompt_len, wl.output_len, priority=wl.priority, arrival=wl.arrival)
+    run = _new_run(mode, cfg, wl)
+    reqs = run.reqs
     content = SharedPrefixContent(wl.prefix_group, wl.prefix_len, cfg.block_size) if cfg.enable_prefix_caching else None
     sched = Scheduler.build(cfg, reqs, content, fast_path=fast_path)
-    run = _new_run(mode, cfg, wl, reqs)
     client = _Client(wl)
     rng = np.random.default_rng(seed)
     async_mode = cfg.async_scheduling
@@ -235,21 +254,9 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     report_every = max(1, n // 100)
     next_report = report_every
 
-    def receive(until: float) -> int:
-        """Requests sent by `until` join the waiting queue; returns how many were refused."""
-        refused = 0
-        for r, when in client.send_until(until):
-            run.send_time[r] = when
-            if reqs.prompt_len[r] >= mml:
-                # vLLM's input processor refuses it (HTTP 400): a failed request.
-                reqs.status[r] = REJECTED
-                client.done(when)
-                refused += 1
-            else:
-                sched.add_request(r)
-        return refused
-
-    leaper = (DecodeLeaps(sched, run, client, receive, step_time, overhead_s, async_mode, progress, n)
+    # vLLM's input processor refuses a prompt of max_model_len tokens or more (HTTP 400).
+    receive = partial(_receive, client, run, refuse=reqs.prompt_len >= mml, accept=sched.add_request)
+    leaper = (DecodeLeaps(sched, run, client, receive, step_time, overhead_s, progress, report_every)
               if leaps and fast_path and not cfg.num_spec_tokens else None)
     while done < n:
         done += receive(t)
@@ -283,13 +290,12 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
             t = start
             if async_mode:
                 prev_end = start
-            _record_idle_step(run, sched, plan, c, start)
+            _record_step(run, sched, plan, c, start)
             continue
         batch_sampled = plan.after >= plan.ntok
         batch = StepBatch(plan.n, plan.past, int(batch_sampled.sum()))
         gpu = float(step_time(batch))
         start, end, t, prev_end = step_clock(c, prev_end, gpu, overhead_s, async_mode)
-        is_decode = plan.past + 1 >= plan.ntok
         accepted = None
         if plan.spec is not None:
             drafts = plan.spec[batch_sampled]
@@ -303,7 +309,7 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
             for _ in range(upd.finished.size):
                 client.done(end)
             done += int(upd.finished.size)
-        _record_step(run, sched, plan, start, end, is_decode)
+        _record_step(run, sched, plan, start, end)
         if progress is not None and done >= next_report:
             progress(done, n)
             next_report = done + report_every
@@ -351,34 +357,30 @@ def _record_tokens(run: EngineRun, sampled: np.ndarray, generated: np.ndarray, t
     run.last_token[sampled] = t
 
 
-def _record_step(run: EngineRun, sched: Scheduler, plan, start: float, end: float, is_decode: np.ndarray) -> None:
+def _record_step(run: EngineRun, sched: Scheduler, plan, start: float, end: float) -> None:
+    """The per-step records of a V1 step (one that ran no model too: its plan is empty)."""
+    is_decode = plan.past + 1 >= plan.ntok
     total = int(plan.n.sum())
     decode_tokens = int(plan.n[is_decode].sum())
-    run.step_start.append(start)
-    run.step_end.append(end)
-    run.step_tokens.append(total)
-    run.step_seqs.append(int(plan.n.size))
-    run.step_prefill_tokens.append(total - decode_tokens)
-    run.step_decodes.append(int(is_decode.sum()))
-    run.step_kv_usage.append(sched.kv.usage())
-    run.step_free_blocks.append(sched.kv.num_free)
-    run.step_running.append(sched.num_running)
-    run.step_waiting.append(sched.num_waiting)
-    run.step_stop.append(STOP_CODE[plan.stop])
-    run.step_preempted.append(len(plan.preempted))
+    _append_step(run, start, end, total, int(plan.n.size), total - decode_tokens, int(is_decode.sum()),
+                 sched.kv.usage(), sched.kv.num_free, sched.num_running, sched.num_waiting, STOP_CODE[plan.stop],
+                 len(plan.preempted))
 
 
-def _record_idle_step(run: EngineRun, sched: Scheduler, plan, start: float, end: float) -> None:
+def _append_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
+                 kv_usage: float, free_blocks: int, running: int, waiting: int, stop: int, preempted: int) -> None:
     run.step_start.append(start)
     run.step_end.append(end)
-    for col in (run.step_tokens, run.step_seqs, run.step_prefill_tokens, run.step_decodes):
-        col.append(0)
-    run.step_kv_usage.append(sched.kv.usage())
-    run.step_free_blocks.append(sched.kv.num_free)
-    run.step_running.append(sched.num_running)
-    run.step_waiting.append(sched.num_waiting)
-    run.step_stop.append(STOP_CODE[plan.stop])
-    run.step_preempted.append(len(plan.preempted))
+    run.step_tokens.append(tokens)
+    run.step_seqs.append(seqs)
+    run.step_prefill_tokens.append(prefill)
+    run.step_decodes.append(decodes)
+    run.step_kv_usage.append(kv_usage)
+    run.step_free_blocks.append(free_blocks)
+    run.step_running.append(running)
+    run.step_waiting.append(waiting)
+    run.step_stop.append(stop)
+    run.step_preempted.append(preempted)
 
 
 # ---- static batching ------------------------------------------------------------------------------
@@ -390,9 +392,8 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
     run for the whole batch. Each request's own tokens stream as produced; it completes, and frees its
     slot, only when the batch does (the batch waits for its slowest member)."""
     n = wl.num_requests
-    reqs = RequestTable([str(i) for i in range(n)], wl.prompt_len, wl.output_len, priority=wl.priority,
-                        arrival=wl.arrival)
-    run = _new_run("static", cfg, wl, reqs)
+    run = _new_run("static", cfg, wl)
+    reqs = run.reqs
     client = _Client(wl)
     bs = cfg.block_size
     usable = cfg.usable_blocks
@@ -403,18 +404,8 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
     prompt = wl.prompt_len
     output = np.minimum(wl.output_len, np.maximum(mml - wl.prompt_len, 1))
 
-    def receive(until: float) -> int:
-        refused = 0
-        for r, when in client.send_until(until):
-            run.send_time[r] = when
-            if prompt[r] >= mml or -(-(int(prompt[r]) + int(output[r])) // bs) > usable:
-                reqs.status[r] = REJECTED
-                client.done(when)
-                refused += 1
-            else:
-                queue.append(r)
-        return refused
-
+    refuse = (prompt >= mml) | (-(-(prompt + output) // bs) > usable)
+    receive = partial(_receive, client, run, refuse=refuse, accept=queue.append)
     while done < n:
         done += receive(t)
         if not queue:
@@ -480,18 +471,8 @@ def _form_static_batch(queue: list[int], prompt: np.ndarray, output: np.ndarray,
 
 def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
                  kv_usage: float, free_blocks: int, waiting: int) -> None:
-    run.step_start.append(start)
-    run.step_end.append(end)
-    run.step_tokens.append(tokens)
-    run.step_seqs.append(seqs)
-    run.step_prefill_tokens.append(prefill)
-    run.step_decodes.append(decodes)
-    run.step_kv_usage.append(kv_usage)
-    run.step_free_blocks.append(free_blocks)
-    run.step_running.append(seqs)
-    run.step_waiting.append(waiting)
-    run.step_stop.append(STOP_CODE[STOP_EMPTY])
-    run.step_preempted.append(0)
+    _append_step(run, start, end, tokens, seqs, prefill, decodes, kv_usage, free_blocks, seqs, waiting,
+                 STOP_CODE[STOP_EMPTY], 0)
 
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,

@@ -161,11 +161,9 @@ class KVCacheManager:
         been preempted, are left out ("private"): no other request can hit them, and r itself looks
         them up only after a preemption, when free() publishes them. Until then they count as cached
         where vLLM would see a hash: the order in which free() returns them (_free_with_private)."""
-        split = start if preempted else max(start, min(unique_from, stop))
+        split = stop if preempted else max(start, min(unique_from, stop))
         if split > start:
             self.pool.cache_blocks(mine[start:split], self.content.block_hashes(r, start, split))
-        if split < stop and preempted:
-            self.pool.cache_blocks(mine[split:stop], self.content.block_hashes(r, split, stop))
 
     # ---- the running batch at once (fast path) -------------------------------------------
     def blocks_needed(self, idx: np.ndarray, computed: np.ndarray, n: np.ndarray, lookahead: int) -> np.ndarray:
@@ -193,13 +191,12 @@ class KVCacheManager:
         if active.size == 0:
             return
         rows = idx[active]
-        pool = self.pool
         blocks = self.blocks
-        hashes = self.content.block_hashes
+        register = self._register
         need_active = need[active]
         # One pop for the whole batch, handed out in running order: the same blocks each request
         # would have popped in turn (registering a request's blocks evicts nothing in between).
-        fresh = pool.get_new_blocks(int(need_active.sum()))
+        fresh = self.pool.get_new_blocks(int(need_active.sum()))
         pos = 0
         for r, k, u, c, uf, pre in zip(rows.tolist(), need_active.tolist(), upto[active].tolist(),
                                        cached[active].tolist(), self.unique_from[rows].tolist(),
@@ -209,13 +206,7 @@ class KVCacheManager:
                 mine.extend(fresh[pos:pos + k])
                 pos += k
             if u > c:
-                if pre:
-                    pool.cache_blocks(mine[c:u], hashes(r, c, u))
-                    continue
-                split = max(c, min(uf, u))
-                if split > c:
-                    pool.cache_blocks(mine[c:split], hashes(r, c, split))
-                # blocks split..u-1 are private: nothing to do until a preemption publishes them
+                register(r, mine, c, u, uf, pre)
         self.held[rows] += need_active
         self.num_cached[rows] = np.maximum(cached[active], upto[active])
 

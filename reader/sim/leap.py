@@ -53,7 +53,6 @@ from .scheduler import _EMPTY as _NO_ROWS
 from .scheduler import (STOP_BLOCKS, STOP_BUDGET, STOP_CODE, STOP_EMPTY, STOP_FULL_SEQUENCE, STOP_SEQS, Scheduler,
                         StepPlan, _ones)
 
-_UNBOUNDED = 1 << 62
 _EMPTY = STOP_CODE[STOP_EMPTY]
 _BUDGET = STOP_CODE[STOP_BUDGET]
 _SEQS = STOP_CODE[STOP_SEQS]
@@ -62,7 +61,7 @@ _KV_STOPS = (STOP_CODE[STOP_BLOCKS], STOP_CODE[STOP_FULL_SEQUENCE])
 
 class DecodeLeaps:
     def __init__(self, sched: Scheduler, run, client, receive: Callable[[float], int], step_time,
-                 overhead_s: float, async_mode: bool, progress, n: int) -> None:
+                 overhead_s: float, progress, report_every: int) -> None:
         cfg = sched.cfg
         self.sched = sched
         self.reqs = sched.reqs
@@ -72,17 +71,16 @@ class DecodeLeaps:
         self.receive = receive
         self.step_time = step_time
         self.overhead = overhead_s
-        self.async_mode = async_mode
+        self.async_mode = cfg.async_scheduling
         self.progress = progress
-        self.n = n
-        self.report_every = max(1, n // 100)
+        self.n = sched.reqs.n
+        self.report_every = report_every
         self.budget = cfg.max_num_scheduled_tokens
-        self.input_budget = (cfg.max_num_batched_tokens if cfg.behaviour.draft_slot_accounting == "per_request"
-                             else _UNBOUNDED)
+        self.input_budget = sched.input_budget
         self.cap = min(self.budget, self.input_budget)
         self.max_active = cfg.max_num_active_seqs
         self.bs = cfg.block_size
-        self.total_blocks = cfg.num_gpu_blocks - 1
+        self.total_blocks = cfg.usable_blocks
         self.memo: dict[int, float] | None = {} if getattr(step_time, "deterministic", True) else None
         # decode_time(n, sum of past tokens, sampled), when the step-time model offers it: the time of a
         # decode-only step without building the batch (it must equal step_time() on that batch).
@@ -192,8 +190,6 @@ class DecodeLeaps:
         heapq.heapify(finishes)
         fin_step = finishes[0][0] - 1  # the next step in which a request finishes
         last_step = max(finl)         # by then every request has finished
-        joined = False                # requests were admitted into the leap
-        finished_any = False
         extras: list[tuple[int, np.ndarray]] = []   # irregular ITL gaps (resumed requests), by step
 
         run = self.run
@@ -336,7 +332,6 @@ class DecodeLeaps:
                     sched._finish(arr)
                     free = kv.num_free
                     in_running = int(sched.running.size)
-                finished_any = True
                 changed = True
             # ... and the admitted requests (first tokens; those done with their prompt join).
             if plan is not None:
@@ -384,7 +379,6 @@ class DecodeLeaps:
                     live_cbl.append(c_v)
                     heapq.heappush(finishes, (f, p))
                     last_step = max(last_step, f)
-                    joined = True
                     changed = True
                 tokens = n_step + sum(adm_n)
                 prefill = sum(x for x, dec in zip(adm_n, is_decode) if not dec)
@@ -454,8 +448,8 @@ class DecodeLeaps:
         steps = j
         if got:
             self._hand_out(got, Rl)
-        self._finish_leap(Rl, cbl, startl, j0l, ncl, finl, alive_pos, finished_any or joined, steps, starts, ends,
-                          frees, runs, runs_at, extras, len(R))
+        self._finish_leap(Rl, cbl, startl, j0l, ncl, finl, alive_pos, steps, starts, ends, frees, runs, runs_at,
+                          extras, len(R))
         return t, prev_end, done, next_report
 
     def _plan_registrations(self, regs: dict[int, list[int]], cached_at: dict[int, int], p: int, c: int, cb: int,
@@ -507,7 +501,7 @@ class DecodeLeaps:
                 sched._finish(np.array(finished, dtype=np.int64))
         return finished
 
-    def _finish_leap(self, Rl, cbl, startl, j0l, ncl, finl, alive_pos, irregular, steps, starts, ends, frees, runs,
+    def _finish_leap(self, Rl, cbl, startl, j0l, ncl, finl, alive_pos, steps, starts, ends, frees, runs,
                      runs_at, extras, n0) -> None:
         """The bulk of a leap of `steps` steps: the state of the requests still decoding, token
         times and ITL gaps, and the per-step records."""
@@ -565,9 +559,10 @@ class DecodeLeaps:
             chunks.append(regular[at:])
         elif regular.size:
             chunks.append(regular)
-        # Each request's last step in the leap and its largest gap.
+        # Each request's last step in the leap and its largest gap; when the leap's first requests all
+        # decoded to its end (none finished, none joined), that is the same for all.
         last = np.minimum(np.array(finl, dtype=np.int64), steps) - 1
-        if not irregular:
+        if R.size == n0 and len(alive_pos) == n0:
             top = np.maximum(gaps0, d.max()) if steps > 1 else gaps0
             run.max_itl[R0] = np.maximum(run.max_itl[R0], top)
             run.last_token[R0] = ends[-1]
@@ -590,24 +585,15 @@ class DecodeLeaps:
         free = np.array(frees, dtype=np.int64)
         run.step_kv_usage.extend(1.0 - free / total if total else np.zeros(steps))
         run.step_free_blocks.extend(free)
+        # The columns of a run's fields after the first (the decoding count is not recorded).
+        targets = (run.step_seqs, run.step_tokens, run.step_prefill_tokens, run.step_decodes, run.step_running,
+                   run.step_waiting, run.step_stop)
         if cols is None:
-            _, seqs, tokens, prefill, decodes, count, wait, stop = runs[0]
-            run.step_seqs.extend_const(seqs, steps)
-            run.step_tokens.extend_const(tokens, steps)
-            run.step_prefill_tokens.extend_const(prefill, steps)
-            run.step_decodes.extend_const(decodes, steps)
-            run.step_running.extend_const(count, steps)
-            run.step_waiting.extend_const(wait, steps)
-            run.step_stop.extend_const(stop, steps)
+            for col, value in zip(targets, runs[0][1:]):
+                col.extend_const(value, steps)
         else:
-            _, seqs, tokens, prefill, decodes, count, wait, stop = cols
-            run.step_seqs.extend(seqs)
-            run.step_tokens.extend(tokens)
-            run.step_prefill_tokens.extend(prefill)
-            run.step_decodes.extend(decodes)
-            run.step_running.extend(count)
-            run.step_waiting.extend(wait)
-            run.step_stop.extend(stop)
+            for col, values in zip(targets, cols[1:]):
+                col.extend(values)
         run.step_preempted.extend_const(0, steps)
         self.num_leaps += 1
         self.num_steps += steps
@@ -642,21 +628,13 @@ class DecodeLeaps:
         """commit_running()'s registration of the blocks that fill up in step j, in running order."""
         kv = self.kv
         bs = self.bs
-        pool = kv.pool
-        hashes = kv.content.block_hashes
         for p in sorted(positions):
             r = Rl[p]
             u = (cbl[p] + j + 1) // bs
             c = cached_at[p]
             if u <= c:
                 continue
-            mine = kv.blocks[r]
-            if kv.reqs.num_preemptions[r]:
-                pool.cache_blocks(mine[c:u], hashes(r, c, u))
-            else:
-                split = max(c, min(int(kv.unique_from[r]), u))
-                if split > c:
-                    pool.cache_blocks(mine[c:split], hashes(r, c, split))
+            kv._register(r, kv.blocks[r], c, u, int(kv.unique_from[r]), int(kv.reqs.num_preemptions[r]))
             cached_at[p] = u
 
 

@@ -123,9 +123,9 @@ def summarize(run: EngineRun, *, seed: int, slos_ms: dict[str, float] | None = N
     return result
 
 
-def _column(col, dtype=np.float64) -> np.ndarray:
+def _column(col: Column, dtype=np.float64) -> np.ndarray:
     """A per-step column of the run as a numpy array of `dtype`."""
-    a = col.array() if isinstance(col, Column) else np.asarray(col)
+    a = col.array()
     return a if a.dtype == dtype else a.astype(dtype)
 
 

@@ -11,12 +11,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
 from ..errors import ReaderError
-from .request import PREEMPTED, ExplicitTokens, RequestTable
+from .request import ExplicitTokens, RequestTable
 from .scheduler import Scheduler
 from .settings import ResolvedSettings, SchedulerSettings, derive_max_model_len, resolve
 
@@ -296,13 +296,6 @@ def replay(sc: Scenario, vllm_version: str | None, *, fast_path: bool = True) ->
     return lines, summary
 
 
-def iter_trace(path: str) -> Iterator[dict[str, Any]]:
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
-
-
 def first_difference(expected: list[dict[str, Any]], actual: list[dict[str, Any]]) -> str | None:
     """The first step and field where two traces differ, in words; None if identical."""
     for i, (e, a) in enumerate(zip(expected, actual)):
@@ -317,5 +310,4 @@ def first_difference(expected: list[dict[str, Any]], actual: list[dict[str, Any]
     return None
 
 
-__all__ = ["Scenario", "load_scenario", "replay", "scenario_settings", "segment_tokens", "iter_trace",
-           "first_difference", "PREEMPTED"]
+__all__ = ["Scenario", "load_scenario", "replay", "scenario_settings", "segment_tokens", "first_difference"]

@@ -72,11 +72,6 @@ class StepPlan:
     preempted: list[int] = field(default_factory=list)
     padded: list[int] = field(default_factory=list)
     stop: str = STOP_EMPTY
-    budget: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return int(self.n.sum())
 
 
 @dataclass(slots=True)
@@ -112,6 +107,10 @@ class Scheduler:
         self._content_tracks_tokens = content_tracks_tokens and kv.caching
         self.recomputed_tokens = 0
         self.num_preemptions = 0
+        # vLLM 0.28+ also charges each scheduled request's drafting slots to max_num_batched_tokens
+        # (the input budget); earlier releases have no such second budget.
+        self.input_budget = (cfg.max_num_batched_tokens if self.beh.draft_slot_accounting == "per_request"
+                             else _UNBOUNDED)
         # A request is done when num_tokens reaches min(prompt + max_tokens, max_model_len).
         self._limit = np.minimum(reqs.prompt_len + reqs.max_tokens, cfg.max_model_len)
 
@@ -134,15 +133,11 @@ class Scheduler:
     # ---- one step ---------------------------------------------------------------------------
     def schedule(self) -> StepPlan:
         cfg = self.cfg
-        budget = cfg.max_num_scheduled_tokens
-        # vLLM 0.28+ also charges each scheduled request's drafting slots to max_num_batched_tokens
-        # (input_budget); earlier releases have no such second budget.
-        input_budget = (cfg.max_num_batched_tokens if self.beh.draft_slot_accounting == "per_request"
-                        else _UNBOUNDED)
         threshold = self.prefill_threshold()
-        run_idx, run_n, budget, input_budget, preempted = self._schedule_running(budget, input_budget, threshold)
+        run_idx, run_n, budget, input_budget, preempted = self._schedule_running(
+            cfg.max_num_scheduled_tokens, self.input_budget, threshold)
         plan = StepPlan(idx=run_idx, n=run_n, past=_EMPTY, spec=None, num_from_running=int(run_idx.size),
-                        preempted=preempted, budget=cfg.max_num_scheduled_tokens)
+                        preempted=preempted)
         if preempted:
             plan.stop = STOP_PREEMPTED
         else:

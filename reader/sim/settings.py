@@ -18,7 +18,6 @@ from .versions import ASYNC_OFF_SPEC_METHODS, NEWEST_VERSION, SchedulerBehaviour
 # Speculative methods whose drafter keeps KV of its own, so the scheduler allocates
 # `num_speculative_tokens` lookahead slots per request (scheduler-v1.md section 1).
 LOOKAHEAD_SPEC_METHODS = frozenset({"eagle", "eagle3", "mtp", "draft_model"})
-SPEC_METHODS = ("eagle", "eagle3", "mtp", "draft_model", "ngram", "suffix", "medusa")
 
 
 class SpeculativeSettings(BaseModel):

@@ -11,7 +11,7 @@ Evidence levels (the `evidence` column):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from ..versions import VersionRange, VersionTuple, format_version, parse_version
 
@@ -34,7 +34,7 @@ class Row:
 
 
 # (feature, versions, value, evidence). For a feature, the first row whose range holds the
-# version wins; a feature with no matching row takes its `DEFAULTS` value.
+# version wins; a feature with no matching row takes its `SchedulerBehaviour` default.
 TABLE: tuple[Row, ...] = (
     Row("full_isl_gate_exists", "0.19.0..", True,
         "oracle: 15_admission_full_isl_on (0.18 admits on the first chunk; 0.32 needs the whole sequence); "
@@ -73,20 +73,6 @@ TABLE: tuple[Row, ...] = (
         "which this simulator does not model"),
 )
 
-DEFAULTS: dict[str, object] = {
-    "full_isl_gate_exists": False,
-    "lone_request_threshold_exempt": False,
-    "unhashed_blocks_freed_to_front": False,
-    "watermark_exists": False,
-    "max_num_active_seqs_exists": False,
-    "adaptive_threshold_exists": False,
-    "draft_slot_accounting": "none",
-    "async_scheduling_default": False,
-    "lookahead_on_first_admission": False,
-    "pad_one_token_admission_to_spec": False,
-    "v1_engine_default": False,
-}
-
 # Speculative methods for which auto async scheduling stays off (flags.yaml, v0.18.0 rule).
 ASYNC_OFF_SPEC_METHODS = frozenset({"draft_model", "ngram", "suffix", "medusa", "mlp_speculator"})
 
@@ -96,17 +82,17 @@ class SchedulerBehaviour:
     """The version-dependent rules, resolved for one version."""
 
     version: str
-    full_isl_gate_exists: bool
-    lone_request_threshold_exempt: bool
-    unhashed_blocks_freed_to_front: bool
-    watermark_exists: bool
-    max_num_active_seqs_exists: bool
-    adaptive_threshold_exists: bool
-    draft_slot_accounting: str  # "none" | "prereduce" | "per_request"
-    async_scheduling_default: bool
-    lookahead_on_first_admission: bool
-    pad_one_token_admission_to_spec: bool
-    v1_engine_default: bool
+    full_isl_gate_exists: bool = False
+    lone_request_threshold_exempt: bool = False
+    unhashed_blocks_freed_to_front: bool = False
+    watermark_exists: bool = False
+    max_num_active_seqs_exists: bool = False
+    adaptive_threshold_exists: bool = False
+    draft_slot_accounting: str = "none"  # "none" | "prereduce" | "per_request"
+    async_scheduling_default: bool = False
+    lookahead_on_first_admission: bool = False
+    pad_one_token_admission_to_spec: bool = False
+    v1_engine_default: bool = False
 
     @property
     def verified(self) -> bool:
@@ -120,10 +106,7 @@ def behaviour_for(version: str | VersionTuple) -> SchedulerBehaviour:
     for row in TABLE:
         if row.feature not in values and VersionRange.parse(row.versions).contains(v):
             values[row.feature] = row.value
-    for name, default in DEFAULTS.items():
-        values.setdefault(name, default)
-    names = {f.name for f in fields(SchedulerBehaviour)} - {"version"}
-    return SchedulerBehaviour(version=format_version(v), **{k: values[k] for k in names})
+    return SchedulerBehaviour(version=format_version(v), **values)
 
 
 def verification_note(version: str) -> str | None:

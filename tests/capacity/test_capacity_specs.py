@@ -7,7 +7,7 @@ ASSUMED with the reason. No test here reads /work/shared at run time.
 from __future__ import annotations
 
 from reader.catalog.load import get_gpu, get_model
-from reader.catalog.types import GpuSpec, LayerKinds, MLASpec, ModelSpec, MoESpec, QuantSpec
+from reader.catalog.types import GpuSpec, LayerKinds, ModelSpec, QuantSpec
 
 GiB = 1 << 30
 AIC = "ai-dynamo/aiconfigurator model_configs (via shared/reference/models.yaml)"
@@ -55,19 +55,20 @@ def deepseek_coder_33b() -> ModelSpec:
                   33340000000, verification="unverified", source="RECALL deepseek-coder-33b-instruct config.json")
 
 
+# the Qwen FP8 repos' block-fp8 quantization (as Qwen3-32B-FP8 in the catalog: fp8, lm_head excluded)
+QWEN_FP8 = QuantSpec(method="fp8", weight_bits=8, quantized_modules="all_but_lm_head")
+
+
 def qwen3_coder_480b_fp8() -> ModelSpec:
-    # catalog shapes of Qwen3-Coder-480B-A35B-Instruct + the FP8 repo's block-fp8 quantization
-    # (as Qwen3-32B-FP8 in the catalog: fp8, lm_head excluded)
+    # catalog shapes of Qwen3-Coder-480B-A35B-Instruct + the FP8 repo's quantization
     return get_model("Qwen/Qwen3-Coder-480B-A35B-Instruct").model_copy(update={
-        "id": "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8",
-        "quantization": QuantSpec(method="fp8", weight_bits=8, quantized_modules="all_but_lm_head")})
+        "id": "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "quantization": QWEN_FP8})
 
 
 def qwen3_coder_30b_fp8() -> ModelSpec:
     # catalog shapes of Qwen/Qwen3-30B-A3B with the Coder's 262144 context (the issue's own figure)
     return get_model("Qwen/Qwen3-30B-A3B").model_copy(update={
-        "id": "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", "max_position_embeddings": 262144,
-        "quantization": QuantSpec(method="fp8", weight_bits=8, quantized_modules="all_but_lm_head")})
+        "id": "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", "max_position_embeddings": 262144, "quantization": QWEN_FP8})
 
 
 def gpt_oss_120b() -> ModelSpec:

@@ -26,7 +26,7 @@ def test_the_fixture_is_the_official_schema():
     assert SCHEMA["id"] == "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
 
-def sarif(args, monkeypatch=None, cwd=REPO):
+def sarif(args, cwd=REPO):
     old = os.getcwd()
     os.chdir(cwd)
     try:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from _rules_helpers import check_text
 from reader.rules_engine.loader import load_rules
-from reader.rules_engine.run import CheckOptions, check_files
 
 RULES = load_rules()
 
@@ -13,10 +13,9 @@ RULES = load_rules()
 def test_example_triggers_its_rule(rule_id, tmp_path):
     rule = RULES.get(rule_id)
     ex = rule.spec.example
+    report = check_text(tmp_path, ex.config, name=ex.file, version=ex.vllm_version, gpu=ex.gpu, gpus=ex.gpus,
+                        model=ex.model)
     path = tmp_path / ex.file
-    path.write_text(ex.config, encoding="utf-8")
-    report = check_files([str(path)], CheckOptions(vllm_version=ex.vllm_version, gpu=ex.gpu, gpus=ex.gpus,
-                                                   model=ex.model))
     assert report.configs[0].status == "checked", report.configs[0].error
     mine = [f for f in report.findings if f.rule_id == rule_id]
     assert mine, f"{rule_id} did not fire on its example; fired: {sorted({f.rule_id for f in report.findings})}"

@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from ..invocation import Hint, Invocation
-from ..model import Note, SourceLoc
+from ..model import Note
 from ..tokens import Token
 
 _WRAPPERS = {"exec", "sudo", "nohup", "time", "then", "do", "else", "command", "stdbuf", "numactl", "taskset", "!"}
@@ -169,7 +169,3 @@ def docker_gpu_count(value: str, visible: Optional[str]) -> Optional[int]:
     if m:
         return len([d for d in m.group(1).split(",") if d])
     return None  # "all": as many as the host has
-
-
-def loc(file: Optional[str], line: Optional[int]) -> SourceLoc:
-    return SourceLoc(file=file, line=line)

@@ -164,7 +164,7 @@ def _shell_form(items: list[tuple[str, Path]], env: dict[str, str], doc: YamlDoc
     """`command: [bash, -c]` + a script string: run our shell reader over the script."""
     script_index = next(i for i, (text, _) in enumerate(items) if _is_shell_flag_end(items, i))
     script, script_path = items[script_index]
-    script = _K8S_VAR.sub(lambda m: env.get(m.group(1), m.group(0)), script)
+    script = _expand_k8s(script, env)
     first_line = _script_first_line(doc.line(script_path), text_lines)
     commands = run_script(script, file, dict(env))
     for command in commands:
@@ -202,10 +202,14 @@ def _shift(tok: Token, by: int) -> Token:
 
 
 def _k8s_token(text: str, env: dict[str, str], loc: SourceLoc) -> Token:
-    """Kubernetes expands $(VAR) from the container's env in command/args; unknown ones stay literal."""
-    expanded = _K8S_VAR.sub(lambda m: env.get(m.group(1), m.group(0)), text)
+    expanded = _expand_k8s(text, env)
     unresolved = tuple(m.group(0) for m in _K8S_VAR.finditer(expanded))
     return Token(expanded, loc, unresolved)
+
+
+def _expand_k8s(text: str, env: dict[str, str]) -> str:
+    """Kubernetes expands $(VAR) from the container's env in command/args; unknown ones stay literal."""
+    return _K8S_VAR.sub(lambda m: env.get(m.group(1), m.group(0)), text)
 
 
 def _str_list(value: Any) -> list[str]:

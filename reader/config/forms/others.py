@@ -21,7 +21,7 @@ def is_compose(data: Any) -> bool:
         isinstance(s, dict) and ("image" in s or "build" in s) for s in data["services"].values())
 
 
-def compose(doc: YamlDoc, file: Optional[str], text_lines: list[str]) -> list[Invocation]:
+def compose(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
     found = []
     for name, service in doc.data["services"].items():
         if not isinstance(service, dict):
