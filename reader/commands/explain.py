@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
             raise ReaderError(f"--format must be text, markdown or json, not '{fmt}'.", key="--format")
         ruleset = load_rules()
         text = rule_id.strip()
-        rule = ruleset.get(text) or next((r for r in ruleset.rules if r.spec.name == text.lower()), None)
+        rule = ruleset.find(text)
         if rule is None:
             raise ReaderError(f"no rule '{text}'.{did_you_mean(text, ruleset)} `vllm-reader rules` lists them all.",
                               key="rule_id")

@@ -1,23 +1,17 @@
 """The rules stage as the diagnosis needs it: findings for a deployment, and whether a what-if is refused."""
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from .report import FindingRef
 
 
-@lru_cache(maxsize=1)
-def _ruleset() -> Any:
-    from ..rules_engine.loader import load_rules
-    return load_rules()
-
-
 def findings_for(resolved: Any) -> list[FindingRef]:
     from ..rules_engine.engine import check_resolved
+    from ..rules_engine.loader import load_rules  # cached
 
     out = []
-    for finding in check_resolved(resolved, _ruleset()).findings:
+    for finding in check_resolved(resolved, load_rules()).findings:
         loc = finding.locations[0] if finding.locations else None
         out.append(FindingRef(rule=finding.rule_id, severity=finding.severity, message=finding.message,
                               fix=finding.fix, file=loc.file if loc else None, line=loc.line if loc else None))

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from .. import __version__
+from ..capacity.figures import GiB
 from ..config.resolve import ResolvedDeployment
 from ..sim.api import SimResult
 from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
@@ -19,7 +20,6 @@ from .whatif import candidates, evaluate_all
 
 MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
                "continuous": "CONTINUOUS (chunked prefill off)", "chunked": "CONTINUOUS+CHUNKED (as configured)"}
-GiB = 2**30
 # The settings a reader of a scheduling diagnosis cares about, in reading order.
 ROW_ORDER = (
     "max_model_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
