@@ -258,10 +258,10 @@ def stage_layer_kinds(model: ModelSpec, parts: list[int], stage: int) -> dict[st
 
 
 def stage_moe_layers(model: ModelSpec, parts: list[int], stage: int) -> tuple[int, int]:
-    """(dense-MLP layers, MoE layers) on a stage; DeepSeek's first_k_dense layers come first."""
+    """(dense-MLP layers, MoE layers) on a stage: DeepSeek's first_k_dense layers come first, and
+    Llama 4 Maverick interleaves (experts on every moe_layer_step-th layer)."""
     start, n = sum(parts[:stage]), parts[stage]
     if model.moe is None:
         return n, 0
-    k = model.moe.dense_layers
-    dense = max(0, min(start + n, k) - start)
-    return dense, n - dense
+    moe = model.moe.moe_layers_in(start, start + n)
+    return n - moe, moe

@@ -163,8 +163,8 @@ class StepTimeModel:
         """Per-step seconds of each part for token counts M (vector), all layers of the model."""
         m, sh, cal, act = self.model, self.shapes, self.cal, self.wfmt.act_bytes
         L = m.num_hidden_layers
-        dense_layers = L if m.moe is None else m.moe.dense_layers
-        moe_layers = L - dense_layers
+        moe_layers = 0 if m.moe is None else m.moe.moe_layers_in(0, L)
+        dense_layers = L - moe_layers
         attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * L
         mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers
         inter = sh.dense_mlp[1].k

@@ -232,9 +232,7 @@ def _moe_layer_params(s: Shape) -> tuple[int, int]:
 
 
 def is_moe_layer(moe: Optional[MoESpec], index: int) -> bool:
-    if moe is None or index < moe.dense_layers:
-        return False
-    return (index + 1) % moe.moe_layer_step == 0
+    return moe is not None and moe.is_moe_layer(index)
 
 
 def count_params(s: Shape) -> tuple[int, Optional[int]]:

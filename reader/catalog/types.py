@@ -27,6 +27,13 @@ class MoESpec(_Strict):
     # Maverick interleave_moe_layer_step = 2, Qwen MoE decoder_sparse_step.
     moe_layer_step: int = Field(default=1, gt=0)
 
+    def is_moe_layer(self, index: int) -> bool:
+        return index >= self.dense_layers and (index + 1) % self.moe_layer_step == 0
+
+    def moe_layers_in(self, start: int, stop: int) -> int:
+        """How many of layers start..stop-1 have experts (the others a dense MLP)."""
+        return sum(1 for i in range(start, stop) if self.is_moe_layer(i))
+
 
 class MLASpec(_Strict):
     kv_lora_rank: int

@@ -60,3 +60,24 @@ def test_v0_llama3_8b_h100_tp1_and_tp2():
         assert w.activation_peak.value / GiB == pytest.approx(1.26, rel=0.10)
         if tp == 1:
             assert w.available_kv.value / GiB == pytest.approx(53.29, rel=0.03)
+
+
+@pytest.mark.parametrize("model_id, tp, pp", [
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", 8, 1),   # experts on every 2nd layer only
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", 4, 2),
+    ("deepseek-ai/DeepSeek-V2-Lite", 1, 2),                     # a dense first layer
+    ("Qwen/Qwen3-30B-A3B", 2, 1),
+    ("meta-llama/Llama-3.1-70B", 4, 1),
+])
+def test_unquantized_weights_on_all_gpus_add_up_to_the_models_parameters(model_id, tp, pp):
+    """16-bit weights summed over the TP x PP workers come to 2 bytes per catalog parameter (the catalog
+    counts parameters from config.json shapes): which layers carry experts must agree between the two."""
+    from reader.catalog.load import get_gpu, get_model
+
+    model = get_model(model_id)
+    c = compute_capacity(CapacityRequest(model=model, gpu=get_gpu("H200"), vllm_version="0.18.0",
+                                         tensor_parallel_size=tp, pipeline_parallel_size=pp, max_model_len=4096,
+                                         max_num_batched_tokens=4096, max_num_seqs=64, gpu_memory_utilization=0.9))
+    total = sum(w.weights.value for w in c.workers) * tp
+    print(f"\n{model_id} TP{tp} PP{pp}: {total / 1e9:.1f} GB of weights, catalog {2 * model.params_total / 1e9:.1f} GB")
+    assert total == pytest.approx(2 * model.params_total, rel=0.02)
