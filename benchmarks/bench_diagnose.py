@@ -9,6 +9,7 @@ machine slows every figure.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     examples = args.examples or sorted(str(p.relative_to(REPO)) for p in (REPO / "fixtures" / "examples").iterdir()
                                        if p.is_file())
+    compileall.compile_dir(str(REPO / "reader"), quiet=1)  # as `pip install` does; see bench_check.py
     print(f"load average before: {os.getloadavg()[0]:.2f}, cpus: {os.cpu_count()}")
     best = {}
     for example in examples:
