@@ -85,15 +85,23 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
         raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
 
 
-def step_time_model(r: ResolvedDeployment) -> Any:
+def step_time_model(r: ResolvedDeployment, coefficients: Any = None, gpu: Any = None, table_tokens: Any = None) -> Any:
+    """The step-time model of the deployment, with its calibration profile's coefficients (or the given
+    ones: a fit tries many). A CPU has no CUDA graphs: its steps are costed as eager ones."""
     from .capacity.steptime import StepTimeModel
 
     v = r.value
+    from .calibration.select import is_cpu
+
+    if coefficients is None and r.calibration is not None:
+        coefficients = r.calibration.coefficients()
+    gpu = gpu or r.require_gpu()
+    extra = {"table_tokens": table_tokens} if table_tokens else {}
     return StepTimeModel(
-        r.require_model(), r.require_gpu(), tp=v("tensor_parallel_size") or 1, pp=v("pipeline_parallel_size") or 1,
-        quantization=_user_quantization(r),
+        r.require_model(), gpu, tp=v("tensor_parallel_size") or 1,
+        pp=v("pipeline_parallel_size") or 1, quantization=_user_quantization(r),
         dtype=v("dtype") or "auto", kv_cache_dtype=v("kv_cache_dtype") or "auto",
-        enforce_eager=bool(v("enforce_eager")),
+        enforce_eager=bool(v("enforce_eager")) or is_cpu(gpu), calibration=coefficients, **extra,
         cudagraph_capture_sizes=v("cudagraph_capture_sizes") or None,
         max_num_seqs=v("max_num_seqs"), max_num_batched_tokens=v("max_num_batched_tokens"),
         ep=(v("tensor_parallel_size") or 1) * (v("data_parallel_size") or 1) if v("enable_expert_parallel") else 1,

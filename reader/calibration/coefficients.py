@@ -27,6 +27,8 @@ MEANING = {
     "attn_cta_gbps": "KV streaming rate of one (sequence, KV head) attention block without split-KV, GB/s",
     "host_overhead_s": "host time per engine step outside the model (scheduling, input preparation), seconds",
     "per_sampled_row_s": "time per sampled row per step (sampler, output processing), seconds",
+    "front_end_s": "front-end time per request before the scheduler sees it (HTTP, tokenization), one request "
+                   "at a time, seconds",
 }
 
 
@@ -48,10 +50,9 @@ class StepTimeCoefficients:
     link_eff: float
     overlap_p: float
     attn_cta_gbps: float
-    # A round figure for vLLM V1's scheduler on a server CPU (the simulator's default step overhead);
-    # a bench fit measures it.
-    host_overhead_s: float = 0.0005
-    per_sampled_row_s: float = 0.0
+    host_overhead_s: float
+    per_sampled_row_s: float
+    front_end_s: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -49,6 +49,7 @@ FIXED = {
     "host_overhead_s": (0.0005, "ASSUMPTION (calib.py runs no scheduler): a round figure for vLLM V1's scheduler "
                                 "on a server CPU; a bench fit measures it"),
     "per_sampled_row_s": (0.0, "not measured (calib.py does not sample); a bench fit measures it"),
+    "front_end_s": (0.0, "not measured (calib.py runs no server); a bench fit measures it"),
 }
 
 

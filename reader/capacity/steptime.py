@@ -109,6 +109,11 @@ class StepTimeModel:
         """Host time per engine step outside the model: the simulator adds it before each step."""
         return self.cal.host_overhead_s
 
+    @property
+    def front_end_s(self) -> float:
+        """Front-end time per request before the scheduler sees it (the simulator's client waits it)."""
+        return self.cal.front_end_s
+
     # ---------------------------------------------------------------- construction
     def _attn_setup(self, kv_cache_dtype: str) -> None:
         m, sh = self.model, self.shapes

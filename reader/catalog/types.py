@@ -120,7 +120,7 @@ class ModelSpec(_Strict):
 class GpuSpec(_Strict):
     id: str
     aliases: tuple[str, ...] = ()
-    vendor: Literal["NVIDIA", "AMD"]
+    vendor: Literal["NVIDIA", "AMD", "other"]  # other: a device a calibration profile stands in for
     arch: str
     device_name: str  # what torch reports; vLLM's default tiers test it (e.g. 'a100' in the name)
     # Device memory as torch reports total_memory (what vLLM multiplies by gpu_memory_utilization),

@@ -28,6 +28,8 @@ PickOpt = Annotated[Optional[int], typer.Option("--pick", min=1, help="Which vLL
                                                 "several (1-based).")]
 UsageOpt = Annotated[str, typer.Option("--usage-context", help="serve (vllm serve / API server) or llm (offline "
                                        "LLM class): vLLM's defaults differ.")]
+CalibrationOpt = Annotated[Optional[str], typer.Option("--calibration", help="A calibration profile from "
+                                                       "`vllm-reader calibrate` (default: the shipped H200 profile).")]
 SloTtftOpt = Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")]
 SloItlOpt = Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")]
 

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
+from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
                      VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
 
 ALL_MODES = ("naive", "static", "continuous", "chunked")
@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
+        calibration: CalibrationOpt = None,
     ) -> None:
         """Diagnose a vLLM config: the limiting default, the evidence, and re-simulated changes."""
         from ..diagnose.run import diagnose as run_diagnosis
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
             raise ReaderError(f"--fail-on must be error, warning or never, not '{fail_on}'.", key="--fail-on")
         chosen = _modes(modes)
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
-                               slo_ttft_p99, slo_itl_p99)
+                               slo_ttft_p99, slo_itl_p99, calibration=calibration)
         resolved = load_and_resolve(config, options)
         result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
                                whatifs=whatifs, workers=workers)

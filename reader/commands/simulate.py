@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
+from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
                      load_and_resolve, load_options, write_output)
 
 
@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
+        calibration: CalibrationOpt = None,
     ) -> None:
         """Simulate NAIVE, STATIC, CONTINUOUS and CONTINUOUS+CHUNKED serving on the same requests."""
         from ..diagnose.scenario import build_scenario, slos_from
@@ -39,7 +40,7 @@ def register(app: typer.Typer) -> None:
 
         chosen = _modes(modes) or ("naive", "static", "continuous", "chunked")
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
-                               slo_ttft_p99, slo_itl_p99)
+                               slo_ttft_p99, slo_itl_p99, calibration=calibration)
         resolved = load_and_resolve(config, options)
         scenario = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
         if seed is not None:
@@ -49,5 +50,12 @@ def register(app: typer.Typer) -> None:
             raise ReaderError(f"vLLM {resolved.version} would not start with this config, so there is nothing to "
                               f"simulate: {scenario.capacity.startup_error.message}", file=config)
         results = run_modes(scenario.settings, scenario.workload, scenario.step_time, modes=list(chosen),
-                            seed=scenario.seed, progress=progress_bar(), slos_ms=scenario.slos_ms or None)
+                            seed=scenario.seed, progress=progress_bar(), slos_ms=scenario.slos_ms or None,
+                            **scenario.host_times)
+        from ..calibration.select import describe_use
+        from ..render.calibration_view import calibration_line
+
+        line = calibration_line(describe_use(resolved))
+        for result in results:
+            result.notes.append(line)
         write_output(render(results, fmt), output)

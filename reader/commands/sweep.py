@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
+from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
                      VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
 
 NUMERIC_TYPES = ("int", "float", "human_int", "human_int_or_auto")
@@ -32,6 +32,7 @@ def register(app: typer.Typer) -> None:
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
+        calibration: CalibrationOpt = None,
     ) -> None:
         """Sweep numeric vLLM knobs; table, charts, Pareto front and the best value within the SLOs."""
         from ..config.flagtable import flag_table
@@ -41,7 +42,7 @@ def register(app: typer.Typer) -> None:
         from ..render.sweep_view import render_sweep, sweep_chart_points
 
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
-                               slo_ttft_p99, slo_itl_p99)
+                               slo_ttft_p99, slo_itl_p99, calibration=calibration)
         resolved = load_and_resolve(config, options)
         table = flag_table(resolved.version_tuple)
 

@@ -10,6 +10,7 @@ vLLM. A comment does not, in YAML and in shell scripts alike, so the extension l
     #   workload: {preset: chat, rate: 4, num_requests: 500}
     #   slo: {ttft_p99_ms: 2000, itl_p99_ms: 50}
     #   set: {MODEL_ID: meta-llama/Llama-3.1-8B-Instruct}
+    #   calibration: h200-profile.yaml   # relative to this file
 
 A one-line form works too: `# vllm-reader: {gpu: L4, gpu_count: 1}`.
 """
@@ -48,6 +49,7 @@ class LoadOptions(BaseModel):
     slo: SLO = Field(default_factory=SLO)
     set: dict[str, str] = Field(default_factory=dict)
     pick: Optional[int] = Field(default=None, gt=0)
+    calibration: Optional[str] = None  # a calibration profile (YAML) from `vllm-reader calibrate`
 
 
 class CommentBlock(BaseModel):
@@ -101,7 +103,7 @@ def _parse_body(body: str, file: Optional[str], line: int) -> dict[str, Any]:
     data = docs[0].data if docs else None
     if not isinstance(data, dict):
         raise ReaderError("the '# vllm-reader:' comment block must be a mapping of keys (vllm_version, gpu, "
-                          "gpu_count, model, workload, usage_context, slo, set).", file=file, line=line)
+                          "gpu_count, model, workload, usage_context, slo, set, calibration).", file=file, line=line)
     return data
 
 

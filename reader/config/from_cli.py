@@ -20,7 +20,7 @@ def parse_set(values: Optional[list[str]]) -> dict[str, str]:
 def load_options(vllm_version: Optional[str] = None, gpu: Optional[str] = None, gpus: Optional[int] = None,
                  model: Optional[str] = None, workload: Optional[str] = None, set_values: Optional[list[str]] = None,
                  pick: Optional[int] = None, usage_context: str = "serve", slo_ttft: Optional[float] = None,
-                 slo_itl: Optional[float] = None) -> Any:
+                 slo_itl: Optional[float] = None, calibration: Optional[str] = None) -> Any:
     from .context import LoadOptions, SLO
     from ..errors import ReaderError
 
@@ -28,13 +28,24 @@ def load_options(vllm_version: Optional[str] = None, gpu: Optional[str] = None, 
         raise ReaderError(f"--usage-context must be 'serve' or 'llm', not '{usage_context}'.", key="--usage-context")
     return LoadOptions(vllm_version=vllm_version, gpu=gpu, gpu_count=gpus, model=model, workload=workload,
                        usage_context=usage_context if usage_context != "serve" else None,
-                       slo=SLO(ttft_p99_ms=slo_ttft, itl_p99_ms=slo_itl), set=parse_set(set_values), pick=pick)
+                       slo=SLO(ttft_p99_ms=slo_ttft, itl_p99_ms=slo_itl), set=parse_set(set_values), pick=pick,
+                       calibration=calibration)
 
 
 def load_and_resolve(config: str, options: Any) -> Any:
-    """load -> resolve, the first two stages of every command that reads a config."""
+    """load -> resolve, the first two stages of every command that reads a config (with the calibration
+    profile the options or the file name, checked against the deployment)."""
     from .load import load_deployment
     from .resolve import resolve
 
     deployment = load_deployment(config, options)
-    return resolve(deployment, model_override=options.model)
+    if not deployment.context.calibration:
+        return resolve(deployment, model_override=options.model)
+    from ..calibration import select
+
+    profile, path = select.load_for(deployment)
+    device = select.standin_gpu(profile.device) if profile is not None and profile.device is not None else None
+    resolved = resolve(deployment, model_override=options.model, calibration=profile, calibration_path=path,
+                       device=device)
+    select.check(resolved)
+    return resolved

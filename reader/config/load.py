@@ -385,4 +385,6 @@ def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, ver
         ctx.workload, ctx.workload_origin = options.workload, origins.get("workload", "cli")
     elif inv.workload is not None:
         ctx.workload, ctx.workload_origin = inv.workload, "file"
+    if options.calibration is not None:
+        ctx.calibration, ctx.calibration_origin = options.calibration, origins.get("calibration", "cli")
     return ctx

@@ -163,6 +163,8 @@ class Context(BaseModel):
     usage_context: Literal["serve", "llm"] = "serve"  # `vllm serve` vs the offline LLM class
     slo_ttft_p99_ms: Optional[float] = None
     slo_itl_p99_ms: Optional[float] = None
+    calibration: Optional[str] = None  # a calibration profile path (relative to the file when from the comment)
+    calibration_origin: Literal["cli", "comment", "none"] = "none"
 
 
 class Deployment(BaseModel):

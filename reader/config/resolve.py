@@ -11,6 +11,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from ..calibration.profile import CalibrationProfile
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from ..versions import format_version, parse_version, VersionTuple
@@ -60,6 +61,9 @@ class ResolvedDeployment(BaseModel):
     derived: dict[str, ResolvedValue] = Field(default_factory=dict)
     speculative: Optional[ResolvedSpeculative] = None
     notes: list[Note] = Field(default_factory=list)
+    # The calibration profile the step-time (and memory) model uses; None = the shipped default.
+    calibration: Optional[CalibrationProfile] = None
+    calibration_path: Optional[str] = None
 
     @property
     def version_tuple(self) -> VersionTuple:
@@ -88,19 +92,22 @@ class ResolvedDeployment(BaseModel):
 
 # ---- entry point ------------------------------------------------------------------------------
 
-def resolve(deployment: Deployment, model_override: Optional[str] = None) -> ResolvedDeployment:
+def resolve(deployment: Deployment, model_override: Optional[str] = None,
+            calibration: Optional[CalibrationProfile] = None, calibration_path: Optional[str] = None,
+            device: Optional[GpuSpec] = None) -> ResolvedDeployment:
+    """device: a GPU the catalog does not know, standing in under its own name (from a calibration profile)."""
     from ..catalog import load as catalog
 
     version = parse_version(deployment.vllm_version_tag)
     notes: list[Note] = []
     model, model_how = _resolve_model(deployment, model_override, notes, catalog)
-    gpu, gpu_how, gpu_assumed = _resolve_gpu(deployment, notes, catalog)
+    gpu, gpu_how, gpu_assumed = _resolve_gpu(deployment, notes, catalog, device)
     engine, engine_why = _engine(deployment, version)
     r = ResolvedDeployment(
         deployment=deployment, version=format_version(version),
         version_origin=deployment.context.vllm_version_origin, engine=engine, engine_why=engine_why,
         model=model, model_how=model_how, gpu=gpu, gpu_how=gpu_how, gpu_assumed=gpu_assumed,
-        gpu_count=1, gpu_count_how="", notes=notes,
+        gpu_count=1, gpu_count_how="", notes=notes, calibration=calibration, calibration_path=calibration_path,
     )
     _Resolver(r, version).run()
     return r
@@ -150,7 +157,9 @@ def _match_by_basename(name: str, models: list[ModelSpec]) -> Optional[ModelSpec
     return next(iter(hits.values())) if len(hits) == 1 else None
 
 
-def _resolve_gpu(d: Deployment, notes: list[Note], catalog) -> tuple[GpuSpec, str, bool]:
+def _resolve_gpu(d: Deployment, notes: list[Note], catalog, device: Optional[GpuSpec]) -> tuple[GpuSpec, str, bool]:
+    if device is not None and (not d.context.gpu or d.context.gpu.lower() == device.id.lower()):
+        return device, "the calibration profile's device (not in the catalog; its fitted figures stand in for a datasheet)", False
     if d.context.gpu:
         gpu = catalog.get_gpu(d.context.gpu)
         return gpu, {"cli": "given with --gpu", "comment": "the vllm-reader comment block",

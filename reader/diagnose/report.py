@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..calibration.select import CalibrationUse
 from ..sim.result import Evidence
 from .verdict import Verdict
 from .metrics import Metrics
@@ -96,6 +97,7 @@ class Diagnosis(BaseModel):
     whatifs: list[WhatIf] = Field(default_factory=list)
     settings: list[SettingRow] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
+    calibration: Optional[CalibrationUse] = None  # where the step times come from, and how well that fitted
     notes: list[str] = Field(default_factory=list)
 
     @property

@@ -7,9 +7,9 @@ import numpy as np
 
 from .. import __version__
 from ..capacity.figures import GiB
+from ..calibration.select import describe_use
 from ..config.resolve import ResolvedDeployment
 from ..sim.api import SimResult
-from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
 from ..sim.workload import describe
 from .checks import findings_for, rule_errors
 from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
@@ -88,7 +88,7 @@ def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], v
         baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
         evidence=result.evidence if result is not None else None,
         series=_series(result) if result is not None else None, settings=_settings(r),
-        assumptions=_assumptions(r, sc), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
+        assumptions=_assumptions(r, sc), calibration=describe_use(r), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
     )
 
 
@@ -140,10 +140,10 @@ def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
            f"workload: {describe(sc.spec)}"
            + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
               and sc.spec.preset == "chat" else ""),
-           "step times: roofline model calibrated on H200 measurements of a Llama-3-8B-shaped model "
-           "(fixtures/gpu/); other GPUs and shapes are extrapolated from datasheet peaks",
-           f"scheduler CPU time {DEFAULT_SCHEDULER_OVERHEAD_S * 1000:.1f} ms per step"
-           + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else ""),
+           f"scheduler CPU time {sc.host_times['overhead_s'] * 1000:.1f} ms per step"
+           + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else "")
+           + (f"; front end {sc.host_times['front_end_s'] * 1000:.1f} ms per request" if sc.host_times['front_end_s']
+              else ""),
            "memory: activation peak, non-torch and CUDA-graph memory are estimates (the capacity command shows them)"]
     return out
 

@@ -44,7 +44,13 @@ class Scenario:
     def run(self, mode: str = "chunked", keep_requests: bool = False) -> SimResult:
         assert self.settings is not None, "a deployment that does not start cannot be simulated"
         return simulate(self.settings, self.workload, self.step_time, mode=mode, seed=self.seed,
-                        slos_ms=self.slos_ms or None, keep_requests=keep_requests)
+                        slos_ms=self.slos_ms or None, keep_requests=keep_requests, **self.host_times)
+
+    @property
+    def host_times(self) -> dict[str, float]:
+        """The simulator's host-side times from the step-time model's calibration: per engine step outside
+        the model (overhead_s) and per request in the server's front end (front_end_s)."""
+        return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s}
 
 
 def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
@@ -76,7 +82,10 @@ def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: 
 def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
     """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
     deployment: Deployment = with_flags(base.resolved.deployment, changes)
-    resolved = resolve(deployment, model_override=_override(base.resolved))
+    b = base.resolved
+    device = b.gpu if b.gpu is not None and b.gpu.vendor == "other" else None  # a calibrated stand-in
+    resolved = resolve(deployment, model_override=_override(b), calibration=b.calibration,
+                       calibration_path=b.calibration_path, device=device)
     return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
 
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
+from ..calibration.select import CalibrationUse, describe_use
 from ..errors import ReaderError
 from .metrics import Metrics
 from .scenario import Scenario
@@ -36,6 +37,7 @@ class Sweep(BaseModel):
     points: list[SweepPoint]
     best: Optional[int] = None  # index into points: highest throughput within the SLOs (or overall)
     workload: str
+    calibration: Optional[CalibrationUse] = None
 
 
 def parse_params(specs: list[str], numeric_dests: Callable[[str], bool]) -> dict[str, list[Any]]:
@@ -74,7 +76,7 @@ def run_sweep(base: Scenario, params: dict[str, list[Any]], rule_errors: RuleErr
     from ..sim.workload import describe
     return Sweep(source=r.deployment.source, vllm_version=r.version, model=r.model.id if r.model else None,
                  gpu=r.gpu.id if r.gpu else None, params=params, slos_ms=base.slos_ms, points=points,
-                 best=_best(points), workload=describe(base.spec))
+                 best=_best(points), workload=describe(base.spec), calibration=describe_use(r))
 
 
 def _mark(points: list[SweepPoint], slos_ms: dict[str, float]) -> None:

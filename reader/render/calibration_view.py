@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..calibration.profile import CalibrationProfile, FitPoint, MetricError
+from ..calibration.select import CalibrationUse
 
 
 def step_table(rows: Iterable[dict[str, Any]]) -> str:
@@ -59,3 +60,17 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None, h
     if written_to:
         lines += ["", f"wrote {written_to}"]
     return "\n".join(lines)
+
+
+def calibration_line(use: CalibrationUse) -> str:
+    """The sentence every report carries: which calibration the step times come from, and how well it fitted."""
+    fit = ""
+    if use.fit_metric is not None:
+        what = "step times" if use.fit_metric.startswith("step_time") else use.fit_metric.replace("_", " ")
+        fit = f"; its fit: {what} within {use.fit_median_abs_pct:.1f}% (median), {use.fit_max_abs_pct:.1f}% (worst)"
+    stands = ", whose fitted figures stand in for the device's datasheet" if use.device_stands_in else ""
+    text = (f"step times: calibration profile '{use.name}' ({use.chosen}, {use.path}), fitted on {use.fitted_on} "
+            f"from {'measured step times' if use.evidence == 'steps' else use.evidence + ' results'}{stands}{fit}")
+    if use.extrapolated:
+        text += f"; {use.extrapolated}"
+    return text

@@ -7,6 +7,7 @@ from typing import Any, Optional
 from ..diagnose.report import Diagnosis
 from ..diagnose.verdict import DEFAULT_NAMES
 from ..errors import ReaderError
+from .calibration_view import calibration_line
 from .charts import Chart, Line, mermaid, thin
 from .markdown import code, md, render
 
@@ -89,4 +90,4 @@ def markdown(d: Diagnosis) -> str:
     refused = [w for w in d.whatifs if w.status != "simulated"]
     return render("report.md.j2", d=d, verdict_paragraph=verdict_paragraph(d), names=DEFAULT_NAMES,
                   kv_chart=_kv_chart(d), whatif_chart=_whatif_chart(d, simulated), simulated=simulated,
-                  refused=refused, ms=ms, changes=changes_text)
+                  refused=refused, ms=ms, changes=changes_text, calibration_line=calibration_line)

@@ -5,6 +5,7 @@ import json
 
 from ..diagnose.sweep import Sweep
 from ..errors import ReaderError
+from .calibration_view import calibration_line
 from .charts import Chart, Line, mermaid
 from .markdown import code, md
 from .report import ms
@@ -48,6 +49,8 @@ def _text(s: Sweep) -> str:
              "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines.append(_verdict(s))
+    if s.calibration is not None:
+        lines.append(calibration_line(s.calibration))
     return "\n".join(lines) + "\n"
 
 
@@ -66,6 +69,8 @@ def _markdown(s: Sweep) -> str:
            "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     out += ["| " + " | ".join(md(c) for c in r) + " |" for r in _rows(s)]
     out += ["", f"**{md(_verdict(s))}**", ""]
+    if s.calibration is not None:
+        out += [md(calibration_line(s.calibration)), ""]
     done = [p for p in s.points if p.metrics is not None]
     if len(done) > 1:
         labels = [_label(p.values).split("=", 1)[-1] if len(s.params) == 1 else _label(p.values) for p in done]

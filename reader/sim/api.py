@@ -54,12 +54,13 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              step_time: StepTimeFn, mode: str = "chunked", seed: int | None = None,
              progress: ProgressFn | None = None, *, overhead_s: float | None = None,
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
-             leaps: bool = True, max_points: int = 500) -> SimResult:
+             leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
     same seed gives the same result. overhead_s: CPU time per engine step outside the model
-    (default DEFAULT_SCHEDULER_OVERHEAD_S). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
+    (default DEFAULT_SCHEDULER_OVERHEAD_S). front_end_s: time the server's front end spends on each
+    request, one at a time, before the scheduler sees it (latencies still count from the send). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
     progress(done, total) is called as requests finish. fast_path=False walks the running batch one
     request at a time, as vLLM does; leaps=False runs every pure-decode step on its own (both give
     the same result: they are there for the tests). step_time must be a deterministic function of
@@ -77,8 +78,10 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
     overhead = DEFAULT_SCHEDULER_OVERHEAD_S if overhead_s is None else float(overhead_s)
     if overhead < 0:
         raise ReaderError("the scheduler overhead must be >= 0 seconds.", key="overhead_s")
+    if front_end_s < 0:
+        raise ReaderError("the front-end time per request must be >= 0 seconds.", key="front_end_s")
     run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
-                   progress=progress)
+                   progress=progress, front_end_s=front_end_s)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 
 

@@ -167,18 +167,24 @@ def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload) -> EngineRun:
 
 
 class _Client:
-    """Sends requests: at their arrival time, and only while fewer than max_concurrency are in flight."""
+    """Sends requests: at their arrival time, and only while fewer than max_concurrency are in flight.
 
-    def __init__(self, wl: Workload) -> None:
+    front_end_s: the server's front end (HTTP, tokenization, input processing) handles one request at a
+    time for this long before the scheduler sees it, so a request reaches the engine at
+    max(its send time, the previous one's) + front_end_s; its latencies still count from its send."""
+
+    def __init__(self, wl: Workload, front_end_s: float = 0.0) -> None:
         self.arrival = wl.arrival
         self.n = wl.num_requests
         self.next = 0
+        self.front_end_s = front_end_s
+        self.front_end_free = 0.0
         self.slots: list[float] | None = None
         if wl.max_concurrency is not None:
             self.slots = [0.0] * min(wl.max_concurrency, self.n)
             heapq.heapify(self.slots)
 
-    def next_send_time(self) -> float | None:
+    def _next_send(self) -> float | None:
         if self.next >= self.n:
             return None
         a = float(self.arrival[self.next])
@@ -188,15 +194,25 @@ class _Client:
             return None
         return max(a, self.slots[0])
 
+    def next_send_time(self) -> float | None:
+        """When the next request reaches the scheduler (its send time without a front-end delay)."""
+        sent = self._next_send()
+        if sent is None or not self.front_end_s:
+            return sent
+        return max(sent, self.front_end_free) + self.front_end_s
+
     def send_until(self, t: float) -> list[tuple[int, float]]:
+        """The requests that reach the scheduler by t, with their send times."""
         out = []
         while True:
+            sent = self._next_send()
             when = self.next_send_time()
             if when is None or when > t:
                 return out
             if self.slots is not None:
                 heapq.heappop(self.slots)
-            out.append((self.next, when))
+            self.front_end_free = when
+            out.append((self.next, sent))
             self.next += 1
 
     def done(self, t: float) -> None:
@@ -234,7 +250,7 @@ def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np
 
 def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
            overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-           leaps: bool = True, progress: ProgressFn | None = None) -> EngineRun:
+           leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0) -> EngineRun:
     """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive).
 
     leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
@@ -244,7 +260,7 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     reqs = run.reqs
     content = SharedPrefixContent(wl.prefix_group, wl.prefix_len, cfg.block_size) if cfg.enable_prefix_caching else None
     sched = Scheduler.build(cfg, reqs, content, fast_path=fast_path)
-    client = _Client(wl)
+    client = _Client(wl, front_end_s)
     rng = np.random.default_rng(seed)
     async_mode = cfg.async_scheduling
     mml = cfg.max_model_len
@@ -385,7 +401,8 @@ def _append_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 
 # ---- static batching ------------------------------------------------------------------------------
 def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
-               overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, progress: ProgressFn | None = None) -> EngineRun:
+               overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, progress: ProgressFn | None = None,
+               front_end_s: float = 0.0) -> EngineRun:
     """Static batching. When the engine is free it takes up to max_num_seqs waiting requests (FCFS)
     whose padded footprint, batch size x blocks(longest prompt + longest output), fits the KV cache.
     One step prefills every member padded to the longest prompt; then longest-output - 1 decode steps
@@ -394,7 +411,7 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
     n = wl.num_requests
     run = _new_run("static", cfg, wl)
     reqs = run.reqs
-    client = _Client(wl)
+    client = _Client(wl, front_end_s)
     bs = cfg.block_size
     usable = cfg.usable_blocks
     mml = cfg.max_model_len
@@ -477,9 +494,9 @@ def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
              overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-             leaps: bool = True, progress: ProgressFn | None = None) -> EngineRun:
+             leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0) -> EngineRun:
     mode_cfg = settings_for_mode(cfg, mode)
     if mode == "static":
-        return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress)
+        return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress, front_end_s=front_end_s)
     return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
-                  leaps=leaps, progress=progress)
+                  leaps=leaps, progress=progress, front_end_s=front_end_s)

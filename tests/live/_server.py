@@ -3,6 +3,10 @@
 The environments come from tools/vllm_env.sh, which exports VLLM_READER_VLLM_<version> (dots as
 underscores). Without them the live tests skip; `.ci/run` builds them, so CI runs every live test.
 Traffic stays on 127.0.0.1, bounded in count and time, and every server is stopped by its process group.
+
+`fixtures/live/tiny-llama` has a word-level tokenizer (tools/make_tiny_tokenizer.py), so a server started
+without `--skip-tokenizer-init` serves text prompts and `vllm bench serve` (bench_serve below) can run its
+random dataset against it; with the flag, prompts are token-id lists as before.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_LLAMA = ROOT / "fixtures" / "live" / "tiny-llama"
@@ -63,6 +67,11 @@ class LiveServer:
             return json.loads(reply.read())
 
 
+def pinned(cpus: Optional[str], command: list[str]) -> list[str]:
+    """The command under `taskset -c CPUS` (a CPU list such as "0" or "0,1"), or as it is without one."""
+    return ["taskset", "-c", cpus, *command] if cpus else command
+
+
 def server_command(venv: Path, model_dir: Path, port: int, extra: list[str]) -> list[str]:
     return [str(venv / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--load-format", "dummy", "--dtype", "bfloat16",
@@ -71,10 +80,12 @@ def server_command(venv: Path, model_dir: Path, port: int, extra: list[str]) -> 
 
 @contextlib.contextmanager
 def live_server(venv: Path, extra: list[str], log_path: Path, model_dir: Path = TINY_LLAMA,
-                env: Optional[dict] = None, ready_timeout: float = 300.0) -> Iterator[LiveServer]:
-    """Run a server with the given extra flags until the block ends; fail with its log if it never gets ready."""
+                env: Optional[dict] = None, ready_timeout: float = 300.0, cpus: Optional[str] = None
+                ) -> Iterator[LiveServer]:
+    """Run a server with the given extra flags until the block ends; fail with its log if it never gets ready.
+    cpus: pin the server's processes to these CPUs (taskset)."""
     port = free_port()
-    command = server_command(venv, model_dir, port, extra)
+    command = pinned(cpus, server_command(venv, model_dir, port, extra))
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1",
                    "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,3 +125,50 @@ def _stop(process: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def bench_serve(venv: Path, server: LiveServer, runs: list[tuple[Path, list[str]]], timeout: float = 600.0,
+                cpus: Optional[str] = None, served_name: Optional[str] = None,
+                on_done: Optional[Callable[[Path], None]] = None) -> list[dict]:
+    """Run `vllm bench serve` against the server once per (result path, arguments), one after another in one
+    process (tests/live/_bench_driver.py: vLLM imported once), and return the saved results (--save-result
+    --save-detailed). The random dataset needs the model's tokenizer, so the server runs without
+    --skip-tokenizer-init. served_name: the name the server answers to (default: its --served-model-name, else
+    the model path). on_done(path) is called as each result is written."""
+    served = served_name or _flag(server.args, "--served-model-name") or server.model
+    tokenizer = _flag(server.args, "--model") or str(TINY_LLAMA)
+    argvs = [["--backend", "vllm", "--base-url", server.url, "--model", served, "--tokenizer", tokenizer,
+              "--save-result", "--save-detailed", "--result-dir", str(path.parent), "--result-filename", path.name,
+              "--disable-tqdm", *args] for path, args in runs]
+    for path, _ in runs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    command = pinned(cpus, [str(venv / "bin" / "python"), str(Path(__file__).with_name("_bench_driver.py"))])
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    log_path = runs[0][0].parent / "bench.log"
+    deadline = time.monotonic() + timeout
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                   env=environment, start_new_session=True)
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(argvs))
+            process.stdin.close()
+            for line in process.stdout:
+                log.write(line)
+                if line.startswith("bench-driver: done ") and on_done is not None:
+                    on_done(runs[0][0].parent / line.split("bench-driver: done ", 1)[1].strip())
+                if time.monotonic() > deadline:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"vllm bench serve ran past {timeout:.0f} s: see {log_path}")
+            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+        finally:
+            _stop(process)
+    missing = [str(path) for path, _ in runs if not path.is_file()]
+    if process.returncode != 0 or missing:
+        raise RuntimeError(f"vllm bench serve failed ({process.returncode}; missing {missing}): see {log_path}")
+    return [json.loads(path.read_text()) for path, _ in runs]
+
+
+def _flag(args: list[str], name: str) -> Optional[str]:
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None

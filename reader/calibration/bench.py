@@ -1,0 +1,233 @@
+"""`vllm bench serve --save-result` files: what was measured, and the workload that produced it.
+
+A result file (vllm/benchmarks/serve.py, main: `result_json`, v0.32.0) holds the benchmark's traffic
+arguments (num_prompts, request_rate, burstiness, max_concurrency), `model_id`, the summary metrics
+(duration, completed, failed, total_input_tokens, total_output_tokens, request/output/total token
+throughput, mean/median/std/P<p> of ttft, tpot, itl and e2el in ms) and, with `--save-detailed`, one
+entry per request: input_lens, output_lens, ttfts, itls, latencies, start_times, errors.
+
+The workload a result is replayed with:
+- per-request lengths from input_lens/output_lens when saved, else every request at the mean lengths
+  (total tokens / completed) unless `--metadata random_input_len=... random_output_len=...
+  random_range_ratio=...` recorded the random dataset's arguments;
+- arrivals: the recorded send times (start_times) when nothing capped the concurrency (the client sends
+  on its own schedule, whatever the server does); otherwise, and without details, a fresh draw of the
+  benchmark's own process (Poisson or gamma at request_rate, all at once for inf), capped at
+  max_concurrency as the client caps it (a request's clock starts when it is sent).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ReaderError
+
+# Summary metrics the simulator reports too: bench key -> (SimResult attribute, LatencyStats field or None)
+_LATENCY = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2el_ms"}
+_STATS = {"mean": "mean", "median": "median", "p90": "p90", "p99": "p99"}
+THROUGHPUTS = ("output_throughput", "request_throughput", "total_token_throughput")
+DATASET_KEYS = ("random_input_len", "random_output_len", "random_range_ratio")
+_REQUIRED = ("completed", "duration", "total_input_tokens", "total_output_tokens", "output_throughput",
+             "num_prompts", "request_rate")
+
+
+class BenchResult(BaseModel):
+    """One benchmark run, as measured."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    path: str
+    label: str
+    model_id: str
+    num_prompts: int
+    request_rate: float  # requests per second; inf = all at once
+    burstiness: float
+    max_concurrency: Optional[int]
+    completed: int
+    failed: int
+    duration_s: float
+    total_input_tokens: int
+    total_output_tokens: int
+    metrics: dict[str, float]  # comparable metrics: output_throughput, median_tpot_ms, p99_ttft_ms, ...
+    detailed: bool
+    input_lens: tuple[int, ...] = ()
+    output_lens: tuple[int, ...] = ()
+    start_times: tuple[float, ...] = ()
+    dataset_args: dict[str, Any] = {}  # random_input_len / random_output_len / random_range_ratio from --metadata
+
+    def describe(self) -> str:
+        rate = "all at once" if math.isinf(self.request_rate) else f"{self.request_rate:g} req/s"
+        cap = f", at most {self.max_concurrency} in flight" if self.max_concurrency else ""
+        mean_in = self.total_input_tokens / max(self.completed, 1)
+        mean_out = self.total_output_tokens / max(self.completed, 1)
+        return (f"{self.completed} requests, {rate}{cap}, prompts {mean_in:.0f} / outputs {mean_out:.0f} tokens on "
+                f"average{'' if self.detailed else ' (summary only)'}")
+
+
+def metric_names() -> list[str]:
+    """Every metric a result can be compared on, in a stable order."""
+    return list(THROUGHPUTS) + [f"{s}_{m}_ms" for m in _LATENCY for s in _STATS]
+
+
+def sim_metric(result: Any, name: str) -> Optional[float]:
+    """The same metric from a simulation's SimResult."""
+    if name in THROUGHPUTS:
+        return float(getattr(result, name))
+    stat, metric, _ = name.split("_", 2)
+    stats = getattr(result, _LATENCY[metric])
+    value = getattr(stats, _STATS[stat])
+    return None if value is None else float(value)
+
+
+def read_bench(path: str | Path) -> BenchResult:
+    """A result file, checked; anything that is not one is refused in one sentence naming the file."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ReaderError(f"cannot read the bench result: {err.strerror or err}.", file=name) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReaderError(f"not a `vllm bench serve` result: not valid JSON ({err.msg}). Save one with "
+                          "`vllm bench serve ... --save-result`.", file=name, line=err.lineno) from None
+    if not isinstance(data, dict) or any(k not in data for k in _REQUIRED):
+        missing = next((k for k in _REQUIRED if not isinstance(data, dict) or k not in data), "")
+        raise ReaderError(f"not a `vllm bench serve --save-result` file: it has no '{missing}'.", file=name,
+                          key=missing or None)
+    return _parse(data, name)
+
+
+def _number(data: dict[str, Any], key: str, file: str, kind=float, low: Optional[float] = None) -> Any:
+    value = data.get(key)
+    if kind is float and value in ("inf", "Infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ReaderError(f"'{key}' must be a number, not {value!r}.", file=file, key=key)
+    if low is not None and value < low:
+        raise ReaderError(f"'{key}' must be at least {low:g}, not {value!r}.", file=file, key=key)
+    return kind(value)
+
+
+def _parse(data: dict[str, Any], file: str) -> BenchResult:
+    if data.get("ramp_up_strategy"):
+        raise ReaderError("a benchmark with a request-rate ramp-up cannot be replayed (its rate changes during the "
+                          "run); calibrate with fixed-rate runs.", file=file, key="ramp_up_strategy")
+    completed = _number(data, "completed", file, int, 0)
+    if completed < 1:
+        raise ReaderError("the benchmark completed no request; there is nothing to calibrate on.", file=file,
+                          key="completed")
+    rate = _number(data, "request_rate", file, float)
+    if rate <= 0:
+        raise ReaderError(f"'request_rate' must be positive, not {rate!r}.", file=file, key="request_rate")
+    concurrency = data.get("max_concurrency")
+    if concurrency is not None:
+        concurrency = _number(data, "max_concurrency", file, int, 1)
+    metrics = {k: float(data[k]) for k in metric_names() if isinstance(data.get(k), (int, float))
+               and not isinstance(data.get(k), bool)}
+    detail = _detail(data, file)
+    result = dict(
+        path=file, label=Path(file).name, model_id=str(data.get("model_id") or ""),
+        num_prompts=_number(data, "num_prompts", file, int, 1), request_rate=rate,
+        burstiness=_number(data, "burstiness", file, float, 0) if "burstiness" in data else 1.0,
+        max_concurrency=concurrency, completed=completed, failed=int(data.get("failed") or 0),
+        duration_s=_number(data, "duration", file, float, 0), total_input_tokens=_number(
+            data, "total_input_tokens", file, int, 0), total_output_tokens=_number(data, "total_output_tokens", file,
+                                                                                   int, 0),
+        metrics=metrics, detailed=detail is not None,
+        dataset_args={k: data[k] for k in DATASET_KEYS if k in data})
+    if detail is not None:
+        result.update(detail)
+    if result["burstiness"] <= 0:
+        raise ReaderError("'burstiness' must be positive.", file=file, key="burstiness")
+    return BenchResult(**result)
+
+
+def _detail(data: dict[str, Any], file: str) -> Optional[dict[str, Any]]:
+    """The successful requests' lengths and send times, when the file has them (--save-detailed)."""
+    keys = ("input_lens", "output_lens", "start_times")
+    if not all(isinstance(data.get(k), list) for k in keys):
+        return None
+    n = len(data["input_lens"])
+    if any(len(data[k]) != n for k in keys):
+        raise ReaderError("the per-request lists (input_lens, output_lens, start_times) have different lengths.",
+                          file=file, key="start_times")
+    errors = data.get("errors") if isinstance(data.get("errors"), list) and len(data["errors"]) == n else [""] * n
+    rows = []
+    for i in range(n):
+        if errors[i]:
+            continue  # a failed request: the benchmark counts no tokens for it
+        try:
+            rows.append((float(data["start_times"][i]), int(data["input_lens"][i]), int(data["output_lens"][i])))
+        except (TypeError, ValueError):
+            raise ReaderError(f"request {i} has a non-numeric length or start time.", file=file,
+                              key="input_lens") from None
+    rows = [r for r in rows if r[1] >= 1 and r[2] >= 1]
+    if not rows:
+        return None
+    rows.sort()
+    return {"start_times": tuple(r[0] for r in rows), "input_lens": tuple(r[1] for r in rows),
+            "output_lens": tuple(r[2] for r in rows)}
+
+
+def workload(result: BenchResult, seed: int = 0) -> Any:
+    """The requests of the benchmark as the simulator's Workload (see the module docstring)."""
+    from ..sim.workload import Workload
+
+    cap = result.max_concurrency
+    if result.detailed:
+        prompt = np.array(result.input_lens, dtype=np.int64)
+        output = np.array(result.output_lens, dtype=np.int64)
+        n = prompt.size
+        if cap is None:
+            starts = np.array(result.start_times, dtype=np.float64)
+            arrival = starts - starts[0]
+        else:
+            arrival = _arrivals(result, n, seed)
+    else:
+        n = result.completed
+        prompt, output = _summary_lengths(result, n, seed)
+        arrival = _arrivals(result, n, seed)
+    return Workload(arrival=arrival, prompt_len=prompt, output_len=output, prefix_group=np.full(n, -1, np.int64),
+                    prefix_len=np.zeros(n, np.int64), priority=np.zeros(n, np.int64), max_concurrency=cap,
+                    description=f"replay of {result.label}: {result.describe()}")
+
+
+def _arrivals(result: BenchResult, n: int, seed: int) -> np.ndarray:
+    """The benchmark's own arrival process (vllm/benchmarks/serve.py get_request: gamma gaps of shape
+    burstiness and mean 1/rate; the first request at once)."""
+    if math.isinf(result.request_rate):
+        return np.zeros(n)
+    rng = np.random.default_rng(seed)
+    gaps = rng.gamma(result.burstiness, 1.0 / (result.request_rate * result.burstiness), size=n)
+    gaps[0] = 0.0
+    return np.cumsum(gaps)
+
+
+def _summary_lengths(result: BenchResult, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths without per-request details: the random dataset's arguments when --metadata recorded
+    them (uniform within range_ratio of each, as vLLM's RandomDataset samples), else the means."""
+    mean_in = max(1, round(result.total_input_tokens / result.completed))
+    mean_out = max(1, round(result.total_output_tokens / result.completed))
+    metadata = result.dataset_args
+    try:
+        want_in = int(metadata.get("random_input_len", mean_in))
+        want_out = int(metadata.get("random_output_len", mean_out))
+        ratio = float(metadata.get("random_range_ratio", 0.0))
+    except (TypeError, ValueError):
+        raise ReaderError("the random dataset's metadata (random_input_len, random_output_len, random_range_ratio) "
+                          "must be numbers.", file=result.path) from None
+    if not ratio:
+        return np.full(n, want_in, np.int64), np.full(n, want_out, np.int64)
+    rng = np.random.default_rng(seed + 1)
+
+    def draw(center: int) -> np.ndarray:
+        low, high = max(1, math.floor(center * (1 - ratio))), max(1, math.ceil(center * (1 + ratio)))
+        return rng.integers(low, high + 1, size=n).astype(np.int64)
+
+    return draw(want_in), draw(want_out)

@@ -1,0 +1,171 @@
+"""Which calibration profile a deployment uses, and whether it may use it.
+
+A profile is named with `--calibration` or in the config's `# vllm-reader:` block (`calibration: FILE`,
+relative to the config file); without one, the shipped H200 profile applies and every other GPU is
+extrapolated from its datasheet. A named profile stands for the deployment it was fitted on:
+
+- another device, tensor- or pipeline-parallel size, weights dtype or quantization is refused: the
+  coefficients describe that hardware running those kernels, and nothing says how they transfer;
+- another model (by shape: two names of one architecture match) is used with a warning: efficiencies
+  and overheads carry over to other shapes as the datasheet extrapolation does, less well;
+- another KV-cache dtype, vLLM version or CUDA-graph mode is used with a warning.
+
+A profile of a device the catalog does not know (a CPU, a new GPU) carries that device's fitted figures,
+which stand in for its datasheet under the device's own name.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel
+
+from ..catalog.types import GpuSpec, ModelSpec
+from ..errors import ReaderError
+from .profile import DEFAULT_PROFILE, CalibrationProfile, DeviceStandIn, default_profile, read_profile
+
+
+def shape_of(model: ModelSpec) -> dict[str, int]:
+    shape = {"layers": model.num_hidden_layers, "hidden": model.hidden_size, "heads": model.num_attention_heads,
+             "kv_heads": model.num_key_value_heads, "head_dim": model.head_dim,
+             "intermediate": model.intermediate_size, "vocab": model.vocab_size}
+    if model.moe is not None:
+        shape.update(experts=model.moe.num_experts, experts_per_token=model.moe.experts_per_token)
+    return shape
+
+
+def standin_gpu(device: DeviceStandIn) -> GpuSpec:
+    """The catalog entry a profile's device stands in for: its fitted effective figures as the datasheet."""
+    return GpuSpec(id=device.name, vendor="other", arch=f"{device.kind} (calibrated, not in the catalog)",
+                   device_name=device.name, memory_bytes=int(device.memory_gib * 2**30),
+                   memory_marketed_gb=device.memory_gib, hbm_bandwidth_gbps=device.hbm_bandwidth_gbps,
+                   bf16_tflops=device.bf16_tflops, source=device.source, verification="measured",
+                   notes="stands in for a datasheet: figures fitted by vllm-reader calibrate")
+
+
+def is_cpu(gpu: GpuSpec) -> bool:
+    return gpu.vendor == "other" and gpu.arch.startswith("cpu")
+
+
+def profile_path(deployment) -> Optional[Path]:
+    """The profile the deployment names (--calibration, or the comment block relative to the file)."""
+    ctx = deployment.context
+    if not ctx.calibration:
+        return None
+    path = Path(ctx.calibration).expanduser()
+    if ctx.calibration_origin == "comment" and not path.is_absolute():
+        path = Path(deployment.source).parent / path
+    return path
+
+
+def load_for(deployment) -> tuple[Optional[CalibrationProfile], Optional[str]]:
+    path = profile_path(deployment)
+    if path is None:
+        return None, None
+    if not path.is_file():
+        where = "the '# vllm-reader:' block" if deployment.context.calibration_origin == "comment" else "--calibration"
+        raise ReaderError(f"the calibration profile named in {where} does not exist.", file=str(path),
+                          key="calibration", hint="Write one with `vllm-reader calibrate CONFIG --bench RESULT.json`.")
+    return read_profile(path), str(path)
+
+
+class Target(BaseModel):
+    """What a profile is checked against: the deployment that is to use it."""
+
+    device: str
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    dtype: str
+    quantization: Optional[str] = None
+    model: str
+    model_shape: dict[str, int]
+    kv_cache_dtype: Optional[str] = None
+    vllm_version: Optional[str] = None
+    enforce_eager: Optional[bool] = None
+
+
+def problems(profile: CalibrationProfile, target: Target, name: str) -> list[str]:
+    """Why the profile may be used only with care on the target (warnings); raises where it may not."""
+    on = profile.fitted_on
+    refusals = [("device", on.device, target.device),
+                ("tensor-parallel size", on.tensor_parallel_size, target.tensor_parallel_size),
+                ("pipeline-parallel size", on.pipeline_parallel_size, target.pipeline_parallel_size),
+                ("weights dtype", on.dtype, target.dtype),
+                ("quantization", on.quantization or "none", target.quantization or "none")]
+    for what, fitted, here in refusals:
+        if str(fitted).lower() != str(here).lower():
+            raise ReaderError(
+                f"{name} was fitted with {what} {fitted}, and this deployment has {here}: its coefficients describe "
+                "that hardware and those kernels only, so it is not used.", key="calibration",
+                hint="Calibrate this deployment with `vllm-reader calibrate CONFIG --bench RESULT.json`, or drop "
+                     "--calibration to use the shipped profile.")
+    out = []
+    if on.model_shape and on.model_shape != target.model_shape:
+        out.append(f"it was fitted on model {on.model} and this deployment runs {target.model}: its coefficients "
+                   "are extrapolated to this model's shapes")
+    if target.kv_cache_dtype and on.kv_cache_dtype not in ("auto", target.kv_cache_dtype):
+        out.append(f"it was fitted with KV-cache dtype {on.kv_cache_dtype}, this deployment uses "
+                   f"{target.kv_cache_dtype}")
+    if target.vllm_version and on.vllm_version and on.vllm_version != target.vllm_version:
+        out.append(f"it was fitted on vLLM {on.vllm_version}, this deployment runs {target.vllm_version} (per-step "
+                   "overheads change between releases)")
+    cpu = profile.device is not None and profile.device.kind == "cpu"
+    if target.enforce_eager is not None and on.enforce_eager != target.enforce_eager and not cpu:
+        out.append("it was fitted " + ("without" if on.enforce_eager else "with") + " CUDA graphs, this deployment "
+                   "runs " + ("eagerly" if target.enforce_eager else "with CUDA graphs"))
+    return [f"{name}: {text}" for text in out]
+
+
+def target_of(r) -> Target:
+    model = r.require_model()
+    kv = r.derived["kv_cache_dtype"].value if "kv_cache_dtype" in r.derived else r.value("kv_cache_dtype")
+    return Target(device=r.require_gpu().id, tensor_parallel_size=r.value("tensor_parallel_size") or 1,
+                  pipeline_parallel_size=r.value("pipeline_parallel_size") or 1, dtype=r.value("model_dtype"),
+                  quantization=r.value("quantization"), model=model.id, model_shape=shape_of(model),
+                  kv_cache_dtype=str(kv) if kv else None, vllm_version=r.version,
+                  enforce_eager=bool(r.value("enforce_eager")))
+
+
+def check(r) -> None:
+    """Refuse a profile fitted on other hardware; warn (a note on r) where it only extrapolates."""
+    from ..config.model import Note
+
+    if r.calibration is None:
+        return
+    name = f"the calibration profile {r.calibration_path or r.calibration.name}"
+    for text in problems(r.calibration, target_of(r), name):
+        r.notes.append(Note(level="warning", key="calibration", message=text))
+
+
+class CalibrationUse(BaseModel):
+    """What a report says about the calibration it used."""
+
+    name: str
+    path: str
+    chosen: str  # how: --calibration, the comment block, or the shipped default
+    evidence: str  # bench, steps, log
+    fitted_on: str  # "<model> on <device>"
+    device_stands_in: bool
+    fit_metric: Optional[str] = None
+    fit_median_abs_pct: Optional[float] = None
+    fit_max_abs_pct: Optional[float] = None
+    extrapolated: Optional[str] = None  # why the figures are extrapolations, where they are
+
+
+def describe_use(r) -> CalibrationUse:
+    profile = r.calibration or default_profile()
+    chosen = {"cli": "given with --calibration", "comment": "named in the vllm-reader comment block"}.get(
+        r.deployment.context.calibration_origin, "the shipped default") if r.calibration else "the shipped default"
+    err = profile.summary_error()
+    gpu = r.gpu.id if r.gpu else "?"
+    extrapolated = None
+    if r.calibration is None and gpu != profile.fitted_on.device:
+        extrapolated = (f"{gpu} is extrapolated from its datasheet peaks (calibrate on your own bench results for "
+                        "measured figures)")
+    return CalibrationUse(
+        name=profile.name, path=r.calibration_path or str(DEFAULT_PROFILE.relative_to(DEFAULT_PROFILE.parents[3])),
+        chosen=chosen, evidence=profile.fit.evidence,
+        fitted_on=f"{profile.fitted_on.model} on {profile.fitted_on.device}",
+        device_stands_in=profile.device is not None, fit_metric=err.metric if err else None,
+        fit_median_abs_pct=err.median_abs_pct if err else None, fit_max_abs_pct=err.max_abs_pct if err else None,
+        extrapolated=extrapolated)

