@@ -175,3 +175,97 @@ def compare(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
                                       max_abs_pct=round(max(errs), 2), in_loss=metric in LOSS_WEIGHTS))
     errors.sort(key=lambda e: (not e.in_loss, list(LOSS_WEIGHTS).index(e.metric) if e.in_loss else 0))
     return points, errors
+
+
+def check_model(r: Any, results: Sequence[BenchResult]) -> None:
+    """Refuse results measured on another model than the config serves (by the name the server answers to)."""
+    names = {str(n) for n in (r.deployment.model, r.model.id if r.model else None) if n}
+    served = r.value("served_model_name")
+    names |= {str(n) for n in (served if isinstance(served, (list, tuple)) else [served]) if n}
+    short = {n.rstrip("/").rsplit("/", 1)[-1].lower() for n in names}
+    for result in results:
+        got = result.model_id
+        if got and got not in names and got.rstrip("/").rsplit("/", 1)[-1].lower() not in short:
+            raise ReaderError(f"this benchmark ran against model '{got}', and the config serves "
+                              f"{' / '.join(sorted(names))}: its results say nothing about this deployment.",
+                              file=result.path, key="model_id")
+
+
+def fitted_on(r: Any, config: str) -> FittedOn:
+    from .select import shape_of, target_of
+
+    t = target_of(r)
+    return FittedOn(device=t.device, device_in_catalog=r.require_gpu().vendor != "other", model=t.model,
+                    model_shape=shape_of(r.require_model()), tensor_parallel_size=t.tensor_parallel_size,
+                    pipeline_parallel_size=t.pipeline_parallel_size, dtype=t.dtype, quantization=t.quantization,
+                    kv_cache_dtype=t.kv_cache_dtype or "auto", enforce_eager=bool(t.enforce_eager),
+                    vllm_version=r.version, config=config)
+
+
+def coefficients_of(s: Setup, values: dict[str, float], files: str) -> dict[str, Coefficient]:
+    base = default_profile()
+    free = {f.name: f for f in s.free}
+    coefficients, _ = s.apply(values)
+    out = {}
+    for name, value in coefficients.as_dict().items():
+        if name in free:
+            f = free[name]
+            how = f"fitted to {files} by vllm-reader calibrate (bounds {f.low:g}..{f.high:g})"
+        elif s.device is not None and name in _DEVICE_UNITY:
+            how = ("1: the device's own figures are fitted (device section), so efficiencies of them are 1"
+                   if name != "overlap_p" else "1: on a CPU launch and compute share the cores, so their times add")
+        else:
+            how = f"from the shipped profile {base.name}: {base.step_time[name].source}"
+        out[name] = Coefficient(value=float(f"{value:.6g}"), source=how, fitted=name in free)
+    return out
+
+
+_DEVICE_UNITY = ("gemm_compute_eff", "gemm_memory_eff", "achievable_matmul_fraction", "achievable_copy_fraction",
+                 "overlap_p")
+
+
+def device_of(s: Setup, values: dict[str, float], files: str) -> Optional[DeviceStandIn]:
+    if s.device is None:
+        return None
+    fitted = s.device.model_copy(update={k.split(".", 1)[1]: float(f"{v:.6g}") for k, v in values.items()
+                                         if k.startswith("device.")})
+    return fitted.model_copy(update={"source": f"effective figures fitted to {files} by vllm-reader calibrate; "
+                                               f"memory: {s.device.source}"})
+
+
+def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_files: Sequence[str],
+                    device: Optional[DeviceStandIn], name: str, command: str) -> CalibrationProfile:
+    """The whole bench fit: read, check, replay, fit, and return the profile (nothing is written here)."""
+    from .bench import read_bench
+
+    results = [read_bench(f) for f in fit_files]
+    held = [read_bench(f) for f in held_out_files]
+    if len(results) < MIN_FILES:
+        raise ReaderError(f"too few bench results to fit: {len(results)} given, at least {MIN_FILES} needed (each "
+                          "load pins down different coefficients; give results at a few concurrencies or rates, "
+                          "short and long prompts).", key="--bench")
+    check_model(r, results + held)
+    fit_replays, held_replays = replays(r, results), replays(r, held)
+    s = setup(r, device)
+    search = fit(fit_replays, s)
+    if not search.converged:
+        raise ReaderError(f"the fit did not converge in {search.iterations} iterations (the results disagree with "
+                          "each other more than any set of coefficients explains); no profile was written. Check "
+                          "that every file is from this deployment and that the machine was not busy with "
+                          "other work while the benchmark ran.", key="--bench")
+    points, errors = compare(fit_replays, predict(fit_replays, s, search.values))
+    if held_replays:
+        hp, he = compare(held_replays, predict(held_replays, s, search.values))
+        points += [p.model_copy(update={"held_out": True}) for p in hp]
+        errors += [e.model_copy(update={"held_out": True}) for e in he]
+    files = f"{len(results)} bench result{'s' if len(results) != 1 else ''}"
+    report = FitReport(evidence="bench", method=("bounded Nelder-Mead on the squared log error of "
+                                                 + ", ".join(f"{m} (weight {w:g})" for m, w in LOSS_WEIGHTS.items())
+                                                 + " over every replayed result"),
+                       free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
+                       loss=round(search.loss, 6), errors=errors, points=points)
+    sources = [source_file(res.path, "bench", res.describe()) for res in results]
+    sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
+    return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, search.values, files),
+                              step_time=coefficients_of(s, search.values, files), fit=report, sources=sources,
+                              created_by=command)

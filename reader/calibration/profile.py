@@ -86,6 +86,7 @@ class MetricError(_Strict):
     median_abs_pct: float
     max_abs_pct: float
     in_loss: bool = True
+    held_out: bool = False  # measured on files the fit did not see (calibrate --hold-out)
 
 
 class FitPoint(_Strict):
@@ -95,6 +96,7 @@ class FitPoint(_Strict):
     predicted: float
     error_pct: float
     in_loss: bool = True
+    held_out: bool = False
 
 
 class FitReport(_Strict):
@@ -108,7 +110,7 @@ class FitReport(_Strict):
     points: list[FitPoint] = Field(default_factory=list)
 
     def error_of(self, metric: str) -> Optional[MetricError]:
-        return next((e for e in self.errors if e.metric == metric), None)
+        return next((e for e in self.errors if e.metric == metric and not e.held_out), None)
 
 
 class SourceFile(_Strict):
@@ -147,7 +149,7 @@ class CalibrationProfile(_Strict):
 
     def summary_error(self) -> Optional[MetricError]:
         """The error a report quotes: of the first metric in the loss."""
-        return next((e for e in self.fit.errors if e.in_loss), None)
+        return next((e for e in self.fit.errors if e.in_loss and not e.held_out), None)
 
 
 # ---- reading and writing ----------------------------------------------------------------------

@@ -16,7 +16,7 @@ which stand in for its datasheet under the device's own name.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel
 
@@ -153,19 +153,62 @@ class CalibrationUse(BaseModel):
 
 
 def describe_use(r) -> CalibrationUse:
-    profile = r.calibration or default_profile()
     chosen = {"cli": "given with --calibration", "comment": "named in the vllm-reader comment block"}.get(
         r.deployment.context.calibration_origin, "the shipped default") if r.calibration else "the shipped default"
+    return use_of(r.calibration, r.calibration_path, chosen, r.gpu.id if r.gpu else "?")
+
+
+def use_of(profile: Optional[CalibrationProfile], path: Optional[str], chosen: str, gpu: str) -> CalibrationUse:
+    """How a report describes the calibration it used (profile None: the shipped default)."""
+    given = profile is not None
+    profile = profile or default_profile()
     err = profile.summary_error()
-    gpu = r.gpu.id if r.gpu else "?"
     extrapolated = None
-    if r.calibration is None and gpu != profile.fitted_on.device:
+    if not given and gpu != profile.fitted_on.device:
         extrapolated = (f"{gpu} is extrapolated from its datasheet peaks (calibrate on your own bench results for "
                         "measured figures)")
     return CalibrationUse(
-        name=profile.name, path=r.calibration_path or str(DEFAULT_PROFILE.relative_to(DEFAULT_PROFILE.parents[3])),
-        chosen=chosen, evidence=profile.fit.evidence,
+        name=profile.name, path=path or str(DEFAULT_PROFILE.relative_to(DEFAULT_PROFILE.parents[3])),
+        chosen=chosen if given else "the shipped default", evidence=profile.fit.evidence,
         fitted_on=f"{profile.fitted_on.model} on {profile.fitted_on.device}",
         device_stands_in=profile.device is not None, fit_metric=err.metric if err else None,
         fit_median_abs_pct=err.median_abs_pct if err else None, fit_max_abs_pct=err.max_abs_pct if err else None,
         extrapolated=extrapolated)
+
+
+class StepTimeChoice(BaseModel):
+    """The step-time command's calibration: the device, the coefficients, and what the report says."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    gpu: GpuSpec
+    coefficients: Any
+    on_cpu: bool
+    use: CalibrationUse
+    warnings: list[str]
+
+
+def profile_for_step_time(path: Optional[str], model: ModelSpec, gpu: str, tp: int, pp: int, dtype: str,
+                          quantization: Optional[str], kv_cache_dtype: str, enforce_eager: bool) -> StepTimeChoice:
+    """The profile `step-time --calibration` names, checked against the step's deployment (or the default)."""
+    from ..catalog.load import get_gpu
+
+    if path is None:
+        spec = get_gpu(gpu)
+        return StepTimeChoice(gpu=spec, coefficients=default_profile().coefficients(), on_cpu=False,
+                              use=use_of(None, None, "", spec.id), warnings=[])
+    if not Path(path).is_file():
+        raise ReaderError("the calibration profile given with --calibration does not exist.", file=path,
+                          key="--calibration")
+    profile = read_profile(path)
+    device = profile.device
+    spec = standin_gpu(device) if device is not None and device.name.lower() == gpu.lower() else get_gpu(gpu)
+    names = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32"}
+    effective = model.torch_dtype if dtype == "auto" else names.get(dtype, dtype)
+    quant = quantization or (model.quantization.method if model.quantization else None)
+    target = Target(device=spec.id, tensor_parallel_size=tp, pipeline_parallel_size=pp, dtype=effective,
+                    quantization=quant, model=model.id, model_shape=shape_of(model),
+                    kv_cache_dtype=None if kv_cache_dtype == "auto" else kv_cache_dtype, enforce_eager=enforce_eager)
+    warnings = problems(profile, target, f"the calibration profile {path}")
+    return StepTimeChoice(gpu=spec, coefficients=profile.coefficients(), on_cpu=is_cpu(spec),
+                          use=use_of(profile, path, "given with --calibration", spec.id), warnings=warnings)

@@ -25,13 +25,15 @@ def register(app: typer.Typer) -> None:
         kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, fp8, ..."),
         enforce_eager: bool = typer.Option(False, "--enforce-eager", help="No CUDA graphs."),
         fmt: str = typer.Option("text", "--format", "-f", metavar="text|json", help="Output format."),
+        calibration: str = typer.Option(None, "--calibration", help="A calibration profile from `vllm-reader "
+                                        "calibrate` (default: the shipped H200 profile)."),
     ) -> None:
-        """Predict one step's GPU time (roofline calibrated on a measured H200), split into its parts."""
+        """Predict one step's time (roofline from a calibration profile), split into its parts."""
         from .common import bad_input_exits
 
         with bad_input_exits():
             output = run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
-                         kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt)
+                         kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt, calibration=calibration)
         typer.echo(output)
 
 
@@ -69,34 +71,40 @@ def parse_batch(text: str):
 
 def run(model: str, gpu: str, batch: str, *, tp: int = 1, pp: int = 1, dtype: str = "auto",
         quantization: str | None = None, kv_cache_dtype: str = "auto", enforce_eager: bool = False,
-        fmt: str = "text") -> str:
+        fmt: str = "text", calibration: str | None = None) -> str:
     import json
 
+    from reader.calibration.select import profile_for_step_time
     from reader.capacity.steptime import StepTimeModel
-    from reader.catalog.load import get_gpu, get_model
+    from reader.catalog.load import get_model
     from reader.errors import ReaderError
+    from reader.render.calibration_view import calibration_line
 
     fmt = (fmt or "text").lower()
     if fmt not in FORMATS:
         raise ReaderError(f"unknown format '{fmt}': expected text or json", key="--format")
     step = parse_batch(batch)
-    m, g = get_model(model), get_gpu(gpu)
+    m = get_model(model)
+    chosen = profile_for_step_time(calibration, m, gpu, tp, pp, dtype, quantization, kv_cache_dtype, enforce_eager)
+    g = chosen.gpu
     stm = StepTimeModel(m, g, tp=tp, pp=pp, quantization=quantization, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
-                        enforce_eager=enforce_eager, max_num_batched_tokens=max(8192, step.num_tokens))
+                        enforce_eager=enforce_eager or chosen.on_cpu, max_num_batched_tokens=max(8192, step.num_tokens),
+                        calibration=chosen.coefficients)
     parts = stm.breakdown(step)
     if fmt == "json":
         return json.dumps({"model": m.id, "gpu": g.id, "tp": tp, "pp": pp, "weights": stm.wfmt.describe(),
                            "batch": {"requests": step.num_seqs, "tokens": step.num_tokens, "sampled": step.sampled},
                            "seconds": {k: v for k, v in parts.items() if k != "padded_tokens"},
                            "padded_tokens": int(parts["padded_tokens"]),
-                           "calibration": "reader/calibration/profiles/h200-sxm.yaml (fitted on fixtures/gpu/h200-llama3-8b-steps.json)"},
+                           "calibration": chosen.use.model_dump(mode="json"), "warnings": chosen.warnings},
                           indent=2)
     lines = [f"{m.id} on {g.id}, TP {tp} x PP {pp}, {stm.wfmt.describe()}",
              f"batch: {step.num_seqs} requests, {step.num_tokens} tokens ({int(parts['padded_tokens'])} after CUDA-graph "
              f"padding), {step.sampled} sampled", ""]
     total = parts["total"]
-    for k in ("linear", "elementwise", "attention", "lm_head", "moe", "allreduce", "overhead"):
+    for k in ("linear", "elementwise", "attention", "lm_head", "moe", "allreduce", "overhead", "sampling"):
         if parts[k] or k in ("linear", "attention", "overhead"):
             lines.append(f"  {k:<12} {parts[k] * 1e3:9.3f} ms  {100 * parts[k] / total:5.1f}%")
     lines.append(f"  {'total':<12} {total * 1e3:9.3f} ms")
+    lines += ["", calibration_line(chosen.use)] + [f"warning: {w}" for w in chosen.warnings]
     return "\n".join(lines)

@@ -34,15 +34,18 @@ def point_table(points: Iterable[FitPoint]) -> str:
     return "\n".join(lines)
 
 
-def render_profile(profile: CalibrationProfile, written_to: str | None = None, held_out: Iterable[FitPoint] = (),
-                   held_out_errors: Iterable[MetricError] = ()) -> str:
-    """What `vllm-reader calibrate` prints: the deployment, the coefficients it fitted, the error per metric."""
+KEY_METRICS = ("output_throughput", "median_tpot_ms", "median_ttft_ms")
+
+
+def render_profile(profile: CalibrationProfile, written_to: str | None = None) -> str:
+    """What `vllm-reader calibrate` prints: the deployment, the coefficients it fitted, the error per metric,
+    and the held-out files' key metrics beside their predictions."""
     on = profile.fitted_on
     fit = profile.fit
     lines = [f"calibration profile '{profile.name}': {on.model} on {on.device}"
              f"{'' if on.device_in_catalog else ' (not in the catalog: the profile stands in for its datasheet)'}, "
              f"TP {on.tensor_parallel_size} x PP {on.pipeline_parallel_size}, {on.dtype}",
-             f"fitted on {len(profile.sources)} file{'s' if len(profile.sources) != 1 else ''} "
+             f"fitted on {sum(1 for s in profile.sources if 'held out' not in s.description)} file(s) "
              f"({fit.evidence}), {fit.iterations} iterations, {'converged' if fit.converged else 'NOT converged'}",
              "", "fitted coefficients:"]
     for name in fit.free:
@@ -50,13 +53,13 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None, h
             lines.append(f"  {name:<32} {profile.step_time[name].value:.6g}")
     if profile.device is not None:
         d = profile.device
-        lines.append(f"  device {d.name} ({d.kind}): {d.bf16_tflops:.4g} TFLOP/s effective, "
-                     f"{d.hbm_bandwidth_gbps:.4g} GB/s effective")
-    lines += ["", "fit error per metric:"] + [_error_line(e) for e in fit.errors]
-    points = list(held_out)
-    if points:
-        lines += ["", "held-out files (predicted, not fitted):"] + [_error_line(e) for e in held_out_errors]
-        lines += ["", point_table(points)]
+        lines.append(f"  device {d.name} ({d.kind}): {d.bf16_tflops:.4g} TFLOP/s and {d.hbm_bandwidth_gbps:.4g} GB/s "
+                     "effective")
+    lines += ["", "fit error per metric:"] + [_error_line(e) for e in fit.errors if not e.held_out]
+    held = [e for e in fit.errors if e.held_out]
+    if held:
+        lines += ["", "held-out files (predicted, not fitted):"] + [_error_line(e) for e in held]
+        lines += ["", point_table(p for p in fit.points if p.held_out and p.metric in KEY_METRICS)]
     if written_to:
         lines += ["", f"wrote {written_to}"]
     return "\n".join(lines)
