@@ -1,12 +1,12 @@
 """Record the `vllm bench serve` results the calibration tests replay (fixtures/calibration/cpu-tiny-llama/bench/).
 
-    eval "$(bash tools/vllm_env.sh 0.32.0)" && python tools/record_bench_fixtures.py [--repeat N] [--cpus-server 0,1]
+    eval "$(bash tools/vllm_env.sh 0.32.0)" && python tools/record_bench_fixtures.py [--rounds N] [--out DIR]
 
 Starts the CPU vLLM 0.32.0 server on fixtures/live/tiny-llama with the deployment file as its --config, runs
-every load of tests/live/bench_loads.py once in one sitting (one server, one benchmark process, loads in a
-fixed order that alternates fitted and held-out ones), and writes
-each result (--save-result --save-detailed) plus a provenance file (date, load average before and after each
-run, the exact commands) beside them. The machine's CPUs are shared, so the load average is recorded with
+every load of tests/live/bench_loads.py in one sitting (one server, one benchmark process, loads in a fixed
+order that alternates fitted and held-out ones; with --rounds N the whole list N times, into round-1/ ...
+round-N/), and writes each result (--save-result --save-detailed) plus a provenance file (date, load average
+before and after each run, the exact commands) beside them. The machine's CPUs are shared, so the load average is recorded with
 every run: step times measured under contention are what the fixtures hold.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def record(out_dir: Path, names: list[str], cpus_server: str | None, cpus_bench: str | None) -> dict:
+def record(out_dir: Path, names: list[str], cpus_server: str | None, cpus_bench: str | None, rounds: int = 1) -> dict:
     venv = venv_for("0.32.0")
     if venv is None:
         raise SystemExit("no vLLM 0.32.0 environment: eval \"$(bash tools/vllm_env.sh 0.32.0)\" first")
@@ -37,13 +37,14 @@ def record(out_dir: Path, names: list[str], cpus_server: str | None, cpus_bench:
     runs = []
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     with live_server(venv, bench_loads.server_flags(TINY_LLAMA), out_dir / "server.log", cpus=cpus_server) as server:
-        runs_args = [(out_dir / f"{name}.json", bench_loads.bench_args(name)) for name in names]
+        dirs = [out_dir / f"round-{i + 1}" for i in range(rounds)] if rounds > 1 else [out_dir]
+        runs_args = [(d / f"{name}.json", bench_loads.bench_args(name)) for d in dirs for name in names]
         marks = {"before": load_average(), "t": time.monotonic()}
 
         def done(path: Path) -> None:
             result = json.loads(path.read_text())
             name = path.stem
-            runs.append({"name": name, "file": path.name, "args": bench_loads.bench_args(name),
+            runs.append({"name": name, "file": str(path.relative_to(out_dir)), "args": bench_loads.bench_args(name),
                          "load_average_before": marks["before"], "load_average_after": load_average(),
                          "wall_s": round(time.monotonic() - marks["t"], 1), "duration_s": round(result["duration"], 3),
                          "output_throughput": round(result["output_throughput"], 2),
@@ -60,7 +61,7 @@ def record(out_dir: Path, names: list[str], cpus_server: str | None, cpus_bench:
                   "server_env": {"VLLM_CPU_KVCACHE_SPACE": "1"}, "taskset_server": cpus_server,
                   "taskset_bench": cpus_bench, "runs": runs}
     (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
-    for log in out_dir.glob("*.log"):
+    for log in out_dir.rglob("*.log"):
         log.unlink()
     return provenance
 
@@ -71,8 +72,9 @@ def main() -> None:
     parser.add_argument("--loads", nargs="*", default=list(bench_loads.LOADS))
     parser.add_argument("--cpus-server", default=None, help="taskset CPU list for the server")
     parser.add_argument("--cpus-bench", default=None, help="taskset CPU list for the benchmark client")
+    parser.add_argument("--rounds", type=int, default=1, help="run the list of loads this many times")
     args = parser.parse_args()
-    record(args.out, args.loads, args.cpus_server, args.cpus_bench)
+    record(args.out, args.loads, args.cpus_server, args.cpus_bench, args.rounds)
 
 
 if __name__ == "__main__":

@@ -57,9 +57,12 @@ class SearchResult:
 
 
 def minimize(loss: Callable[[dict[str, float]], float], free: Sequence[Free], max_iterations: int = 4000,
-             tolerance: float = 1e-10) -> SearchResult:
+             tolerance: float = 1e-10, relative: float = 0.0, restarts: int = 0) -> SearchResult:
     """The coefficients (within their bounds) that minimise loss; converged when the simplex's
-    best and worst losses differ by less than `tolerance`."""
+    best and worst losses differ by less than `tolerance` + `relative` x the best loss.
+
+    restarts: start again from the best point with a fresh simplex, up to this many times, while that
+    still improves the loss (a loss with steps in it, such as a simulation's, strands a simplex)."""
 
     def values(z: np.ndarray) -> dict[str, float]:
         return {f.name: f.to_value(float(v)) for f, v in zip(free, z)}
@@ -69,11 +72,22 @@ def minimize(loss: Callable[[dict[str, float]], float], free: Sequence[Free], ma
         return out if math.isfinite(out) else math.inf
 
     z0 = np.array([p.to_search() for p in free])
-    best, fbest, iterations, converged = _nelder_mead(f, z0, max_iterations, tolerance)
+    best, fbest, iterations, converged = _nelder_mead(f, z0, max_iterations, tolerance, relative)
+    for _ in range(restarts):
+        if not converged or iterations >= max_iterations:
+            break
+        again, fagain, more, converged = _nelder_mead(f, best, max_iterations - iterations, tolerance, relative)
+        iterations += more
+        improved = fbest - fagain > tolerance + relative * abs(fbest)
+        if fagain < fbest:
+            best, fbest = again, fagain
+        if not improved:
+            break
     return SearchResult(values(best), fbest, iterations, converged)
 
 
-def _nelder_mead(f, x0: np.ndarray, iters: int, tolerance: float) -> tuple[np.ndarray, float, int, bool]:
+def _nelder_mead(f, x0: np.ndarray, iters: int, tolerance: float, relative: float
+                 ) -> tuple[np.ndarray, float, int, bool]:
     n = x0.size
     simplex = [x0] + [x0 + np.eye(n)[i] * 0.5 for i in range(n)]
     vals = [f(x) for x in simplex]
@@ -81,7 +95,7 @@ def _nelder_mead(f, x0: np.ndarray, iters: int, tolerance: float) -> tuple[np.nd
         order = np.argsort(vals)
         simplex = [simplex[i] for i in order]
         vals = [vals[i] for i in order]
-        if abs(vals[-1] - vals[0]) < tolerance:
+        if abs(vals[-1] - vals[0]) < tolerance + relative * abs(vals[0]):
             return simplex[0], vals[0], iteration, True
         c = np.mean(simplex[:-1], axis=0)
         xr = c + (c - simplex[-1])

@@ -8,6 +8,7 @@ of them: on a busy 2-core machine the CLI's start-up alone takes half a minute, 
 of recordings (and the drift of the machine's load during it) several times over.
 """
 import json
+import os
 import sys
 
 
@@ -24,7 +25,8 @@ def main() -> None:
         parser = FlexibleArgumentParser()
         add_cli_args(parser)
         bench_main(parser.parse_args(argv))
-        print("bench-driver: done " + argv[argv.index("--result-filename") + 1], flush=True)
+        path = os.path.join(argv[argv.index("--result-dir") + 1], argv[argv.index("--result-filename") + 1])
+        print("bench-driver: done " + path, flush=True)
 
 
 if __name__ == "__main__":

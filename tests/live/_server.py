@@ -156,7 +156,7 @@ def bench_serve(venv: Path, server: LiveServer, runs: list[tuple[Path, list[str]
             for line in process.stdout:
                 log.write(line)
                 if line.startswith("bench-driver: done ") and on_done is not None:
-                    on_done(runs[0][0].parent / line.split("bench-driver: done ", 1)[1].strip())
+                    on_done(Path(line.split("bench-driver: done ", 1)[1].strip()))
                 if time.monotonic() > deadline:
                     break
             if time.monotonic() > deadline:
