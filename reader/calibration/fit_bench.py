@@ -1,9 +1,11 @@
 """Fit the step-time model to a deployment's own `vllm bench serve` results.
 
-Each result is replayed through the simulator (its requests, its arrivals, the deployment's scheduler
+Each load is replayed through the simulator (its requests, its arrivals, the deployment's scheduler
 settings and KV cache), and the step-time model's free coefficients are searched so that the replays'
-metrics match the measured ones: the squared log error of output throughput, median TPOT and median
-TTFT (weight 1), P99 TPOT, P99 TTFT and mean ITL (weight 1/2), over every file. Median ITL is reported
+metrics match the measured ones: the log error of output throughput, median TPOT and median TTFT
+(weight 1), P99 TPOT, P99 TTFT and mean ITL (weight 1/2), over every load, squared while small and growing
+only linearly beyond about 25% (a robust loss: benchmarks on a busy machine have outliers). Repeated runs of
+one load (the same requests at the same rate and cap) are replayed once and compared through their median. Median ITL is reported
 but not fitted: a busy API server sends several tokens in one chunk, so the client measures ITLs of ~0
 that no engine step has.
 
@@ -38,6 +40,7 @@ from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, 
 
 LOSS_WEIGHTS = {"output_throughput": 1.0, "median_tpot_ms": 1.0, "median_ttft_ms": 1.0, "p99_tpot_ms": 0.5,
                 "p99_ttft_ms": 0.5, "mean_itl_ms": 0.5}
+ROBUST_SCALE = 0.25  # log error (~25%) beyond which a point's pull stops growing quadratically
 PRIOR = 1e-4  # weight of the pull towards the starting point (per coefficient, in log terms)
 MAX_ITERATIONS = 600
 # The search stops when its simplex's losses agree within 0.2% (plus a floor for near-perfect fits): the
@@ -60,10 +63,26 @@ DEVICE_START = {"gpu": {"device.bf16_tflops": 100.0, "device.hbm_bandwidth_gbps"
 
 @dataclass
 class Replay:
-    """One bench result with the scenario that replays it."""
+    """One load (the results of every run of it) with the scenario that replays it."""
 
-    result: BenchResult
+    results: list[BenchResult]
     scenario: Any  # reader.diagnose.scenario.Scenario
+
+    @property
+    def label(self) -> str:
+        first = self.results[0].label
+        return first if len(self.results) == 1 else f"{first} (median of {len(self.results)} runs)"
+
+    def measured(self, metric: str) -> Optional[float]:
+        """The metric over the runs: their median (repeated runs of one load differ on a busy machine)."""
+        values = [r.metrics[metric] for r in self.results if metric in r.metrics]
+        return float(np.median(values)) if values else None
+
+
+def load_key(result: BenchResult) -> tuple:
+    """Two results with equal keys ran the same requests the same way (a repeated run of one load)."""
+    return (result.request_rate, result.burstiness, result.max_concurrency, result.completed,
+            result.total_input_tokens, result.total_output_tokens, result.input_lens, result.output_lens)
 
 
 @dataclass
@@ -105,15 +124,19 @@ def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoeffi
 
 
 def replays(r: Any, results: Sequence[BenchResult]) -> list[Replay]:
+    """One replay per load: repeated runs of the same load are grouped and compared through their median."""
     from ..diagnose.scenario import build_scenario
 
-    out = []
+    groups: dict[tuple, list[BenchResult]] = {}
     for result in results:
-        scenario = build_scenario(r, generated=workload(result))
+        groups.setdefault(load_key(result), []).append(result)
+    out = []
+    for runs in groups.values():
+        scenario = build_scenario(r, generated=workload(runs[0]))
         if not scenario.starts:
-            raise ReaderError(f"the capacity model says vLLM would not start with this config, so {result.label} "
-                              f"cannot be replayed: {scenario.capacity.startup_error.message}", file=result.path)
-        out.append(Replay(result, scenario))
+            raise ReaderError(f"the capacity model says vLLM would not start with this config, so {runs[0].label} "
+                              f"cannot be replayed: {scenario.capacity.startup_error.message}", file=runs[0].path)
+        out.append(Replay(runs, scenario))
     return out
 
 
@@ -132,16 +155,22 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
     return out
 
 
+def robust(err: float) -> float:
+    """err^2 for small errors, growing only linearly beyond ~ROBUST_SCALE: one absurd measurement (a client that
+    received a whole stream in one read reports a TPOT of microseconds) cannot outweigh every other point."""
+    return 2.0 * ROBUST_SCALE ** 2 * (math.sqrt(1.0 + (err / ROBUST_SCALE) ** 2) - 1.0)
+
+
 def loss_of(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -> float:
     total, weight = 0.0, 0.0
     for rp, pred in zip(replays_, predicted):
         for metric, w in LOSS_WEIGHTS.items():
-            measured = rp.result.metrics.get(metric)
+            measured = rp.measured(metric)
             if not measured or measured <= 0:
                 continue
             p = pred.get(metric)
             err = math.log(p / measured) if p and p > 0 else 10.0
-            total += w * err * err
+            total += w * robust(err)
             weight += w
     return total / weight if weight else 0.0
 
@@ -165,10 +194,10 @@ def compare(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
     points = []
     for rp, pred in zip(replays_, predicted):
         for metric in metric_names():
-            measured, p = rp.result.metrics.get(metric), pred.get(metric)
+            measured, p = rp.measured(metric), pred.get(metric)
             if not measured or p is None or measured <= 0:
                 continue
-            points.append(FitPoint(source=rp.result.label, metric=metric, measured=round(measured, 6),
+            points.append(FitPoint(source=rp.label, metric=metric, measured=round(measured, 6),
                                    predicted=round(p, 6), error_pct=round(100 * (p / measured - 1), 2),
                                    in_loss=metric in LOSS_WEIGHTS))
     errors = []
@@ -257,19 +286,20 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                           "each other more than any set of coefficients explains); no profile was written. Check "
                           "that every file is from this deployment and that the machine was not busy with "
                           "other work while the benchmark ran.", key="--bench")
-    points, errors = compare(fit_replays, predict(fit_replays, s, search.values))
+    values = {k: float(f"{v:.6g}") for k, v in search.values.items()}  # as the profile stores them
+    points, errors = compare(fit_replays, predict(fit_replays, s, values))
     if held_replays:
-        hp, he = compare(held_replays, predict(held_replays, s, search.values))
+        hp, he = compare(held_replays, predict(held_replays, s, values))
         points += [p.model_copy(update={"held_out": True}) for p in hp]
         errors += [e.model_copy(update={"held_out": True}) for e in he]
     files = f"{len(results)} bench result{'s' if len(results) != 1 else ''}"
-    report = FitReport(evidence="bench", method=("bounded Nelder-Mead on the squared log error of "
+    report = FitReport(evidence="bench", method=("bounded Nelder-Mead on the robust (soft-L1) log error of "
                                                  + ", ".join(f"{m} (weight {w:g})" for m, w in LOSS_WEIGHTS.items())
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
                        loss=round(search.loss, 6), errors=errors, points=points)
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
-    return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, search.values, files),
-                              step_time=coefficients_of(s, search.values, files), fit=report, sources=sources,
+    return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, values, files),
+                              step_time=coefficients_of(s, values, files), fit=report, sources=sources,
                               created_by=command)

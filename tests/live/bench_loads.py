@@ -34,11 +34,11 @@ LOADS: dict[str, list[str]] = {
                 "--request-rate", "2"],
     "c8-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
                  "--num-prompts", "40", "--max-concurrency", "8"],
-    "r8-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
-                 "--num-prompts", "48", "--request-rate", "8"],
+    "r6-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
+                 "--num-prompts", "40", "--request-rate", "6"],
 }
 FIT = ("c1-short", "c16-short", "r12-short", "c4-long", "c8-mixed")
-HELD_OUT = ("c4-short", "r4-short", "c1-long", "r2-long", "r8-mixed")
+HELD_OUT = ("c4-short", "r4-short", "c1-long", "r2-long", "r6-mixed")
 COMMON = ["--dataset-name", "random", "--ignore-eos", "--seed", "0", "--temperature", "0"]
 
 
