@@ -80,9 +80,20 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
+            **_memory_terms(r),
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)
         raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
+
+
+def _memory_terms(r: ResolvedDeployment) -> dict[str, int]:
+    """Memory overheads the calibration profile measured (from start-up logs): they replace our estimates."""
+    if r.calibration is None:
+        return {}
+    terms = r.calibration.memory
+    named = {"activation_peak_bytes": terms.activation_peak_bytes, "non_torch_bytes": terms.non_torch_bytes,
+             "cudagraph_memory_bytes": terms.cudagraph_bytes}
+    return {key: int(term.value) for key, term in named.items() if term is not None}
 
 
 def step_time_model(r: ResolvedDeployment, coefficients: Any = None, gpu: Any = None, table_tokens: Any = None) -> Any:

@@ -25,7 +25,7 @@ A weak pull towards the starting point keeps coefficients the files cannot disti
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -34,7 +34,7 @@ from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
 from .coefficients import StepTimeCoefficients
-from .optimize import Free, SearchResult, minimize
+from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
                       default_profile, source_file)
 
@@ -47,6 +47,7 @@ MAX_ITERATIONS = 600
 # last digits of a loss this noisy are not worth the replays (see benchmarks/bench_calibrate.py).
 TOLERANCE, RELATIVE_TOLERANCE = 1e-7, 2e-3
 RESTARTS = 1
+SCALE_RANGE, SCALE_EVALUATIONS = math.log(30.0), 14  # the overall speed is first searched within 30x either way
 MIN_FILES = 2
 # The free coefficients on a catalog GPU (efficiencies of its datasheet) and on a device outside it.
 CATALOG_FREE = (("gemm_compute_eff", 0.05, 1.0), ("gemm_memory_eff", 0.05, 1.0), ("kv_read_eff", 0.05, 1.0),
@@ -176,16 +177,34 @@ def loss_of(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
 
 
 def fit(replays_: Sequence[Replay], s: Setup) -> SearchResult:
-    starts = {f.name: f for f in s.free}
+    """First the overall speed (every time coefficient k times longer, every rate k times slower: one line
+    search), then every coefficient from there: a simplex started at the wrong speed by a factor of ten
+    can settle on a wrong balance between them."""
+
+    def measured_loss(values: dict[str, float]) -> float:
+        return loss_of(replays_, predict(replays_, s, values))
+
+    start = {f.name: f.start for f in s.free}
+    k = math.exp(line_search(lambda x: measured_loss(_slower(s.free, start, math.exp(x))), -SCALE_RANGE,
+                             SCALE_RANGE, SCALE_EVALUATIONS))
+    free = [replace(f, start=v) for f, v in zip(s.free, _slower(s.free, start, k).values())]
+    starts = {f.name: f for f in free}
 
     def prior(values: dict[str, float]) -> float:
         return PRIOR * sum((math.log(v / starts[k].start) if starts[k].log else (v - starts[k].start)
                             / (starts[k].high - starts[k].low)) ** 2 for k, v in values.items())
 
-    def loss(values: dict[str, float]) -> float:
-        return loss_of(replays_, predict(replays_, s, values)) + prior(values)
+    return minimize(lambda v: measured_loss(v) + prior(v), free, MAX_ITERATIONS, TOLERANCE, RELATIVE_TOLERANCE,
+                    RESTARTS)
 
-    return minimize(loss, s.free, MAX_ITERATIONS, TOLERANCE, RELATIVE_TOLERANCE, RESTARTS)
+
+def _slower(free: Sequence[Free], values: dict[str, float], k: float) -> dict[str, float]:
+    """The values with every time (a name ending in _s) k times longer and every rate k times slower."""
+    out = {}
+    for f in free:
+        v = values[f.name] * k if f.name.endswith("_s") else values[f.name] / k
+        out[f.name] = min(max(v, f.low), f.high)
+    return out
 
 
 def compare(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -> tuple[list[FitPoint],

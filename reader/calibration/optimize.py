@@ -116,3 +116,21 @@ def _nelder_mead(f, x0: np.ndarray, iters: int, tolerance: float, relative: floa
                 vals = [vals[0]] + [f(s) for s in simplex[1:]]
     i = int(np.argmin(vals))
     return simplex[i], vals[i], iters, False
+
+
+def line_search(f: Callable[[float], float], low: float, high: float, evaluations: int = 16) -> float:
+    """The x in [low, high] minimising f, by golden-section search (f is assumed to have one valley there)."""
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = low, high
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(max(evaluations - 2, 0)):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = f(d)
+    return c if fc <= fd else d

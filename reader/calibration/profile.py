@@ -72,8 +72,10 @@ class DeviceStandIn(_Strict):
 
 
 class MemoryTerms(_Strict):
-    """Memory overhead terms fitted from vLLM start-up logs (`vllm-reader calibrate --log`, issue 15).
-    Each is per GPU, in bytes; None = not measured, the capacity model's own estimate stands."""
+    """Memory overhead terms measured from vLLM start-up logs (filled by a log fit, issue 15). Each is per
+    GPU, in bytes; None = not measured, and the capacity model's own estimate stands. The capacity model
+    takes them in place of its estimates (reader/pipeline.py capacity_request: activation_peak_bytes,
+    non_torch_bytes, cudagraph_memory_bytes of CapacityRequest)."""
 
     activation_peak_bytes: Optional[Coefficient] = None
     non_torch_bytes: Optional[Coefficient] = None

@@ -93,3 +93,22 @@ def test_the_cpu_profile_describes_its_device():
     profile = yaml.safe_load((ROOT / CPU_PROFILE).read_text())
     assert profile["device"]["kind"] == "cpu" and profile["fitted_on"]["device"] == "cpu-xeon-2c"
     assert profile["step_time"]["overlap_p"]["value"] == 1.0
+
+
+def test_memory_terms_a_profile_measured_replace_the_estimates(tmp_path):
+    from reader.calibration.profile import Coefficient, MemoryTerms
+
+    profile = load_profile(DEFAULT_PROFILE)
+    measured = MemoryTerms(activation_peak_bytes=Coefficient(value=3 * 2**30, source="test: from a start-up log"))
+    path = tmp_path / "m.yaml"
+    write_profile(profile.model_copy(update={"memory": measured}), path)
+    plain = run("capacity", str(H200_8B), "--gpu", "H200-SXM", "--format", "json")
+    given = run("capacity", str(H200_8B), "--gpu", "H200-SXM", "--format", "json", "--calibration", str(path))
+    assert plain.returncode == 0 and given.returncode == 2  # capacity takes no --calibration: the comment does
+    config = tmp_path / "c.yaml"
+    config.write_text("# vllm-reader:\n#   gpu: H200-SXM\n#   calibration: m.yaml\n" + H200_8B.read_text().split("\n", 1)[1])
+    given = run("capacity", str(config), "--format", "json")
+    assert given.returncode == 0, given.stderr
+    before = json.loads(plain.stdout)["workers"][0]["activation_peak"]
+    after = json.loads(given.stdout)["workers"][0]["activation_peak"]
+    assert after["value"] == 3 * 2**30 != before["value"]
