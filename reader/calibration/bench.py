@@ -14,6 +14,14 @@ The workload a result is replayed with:
   on its own schedule, whatever the server does); otherwise, and without details, a fresh draw of the
   benchmark's own process (Poisson or gamma at request_rate, all at once for inf), capped at
   max_concurrency as the client caps it (a request's clock starts when it is sent).
+
+What the engine did, as the fit compares it (`fit_metrics`): the benchmark's own throughputs, and its
+latency statistics recomputed over the requests the client received as a stream. A request whose tokens
+all reached the client at once (its last token within 5% of its latency after its first, for three tokens
+or more) was held up between the engine and the client (a busy API server or benchmark process coalesces a
+stream into one read): its client-side TTFT is its end-to-end time and its TPOT is ~0, neither of which
+says anything about engine steps. Without per-request details, or when fewer than a quarter of the
+requests (or fewer than three) streamed, the file's latency statistics are not fitted, only its throughput.
 """
 from __future__ import annotations
 
@@ -59,6 +67,8 @@ class BenchResult(BaseModel):
     output_lens: tuple[int, ...] = ()
     start_times: tuple[float, ...] = ()
     dataset_args: dict[str, Any] = {}  # random_input_len / random_output_len / random_range_ratio from --metadata
+    fit_metrics: dict[str, float] = {}  # throughputs + latency statistics over the streamed requests
+    burst_requests: int = 0  # requests the client received in one burst (see the module docstring)
 
     def describe(self) -> str:
         rate = "all at once" if math.isinf(self.request_rate) else f"{self.request_rate:g} req/s"
@@ -143,9 +153,43 @@ def _parse(data: dict[str, Any], file: str) -> BenchResult:
         dataset_args={k: data[k] for k in DATASET_KEYS if k in data})
     if detail is not None:
         result.update(detail)
+    result["fit_metrics"], result["burst_requests"] = _fit_metrics(data, metrics)
     if result["burstiness"] <= 0:
         raise ReaderError("'burstiness' must be positive.", file=file, key="burstiness")
     return BenchResult(**result)
+
+
+BURST_FRACTION = 0.05  # first-to-last token within this share of the latency: delivered in one burst
+MIN_STREAMED_SHARE, MIN_STREAMED = 0.25, 3
+
+
+def _fit_metrics(data: dict[str, Any], metrics: dict[str, float]) -> tuple[dict[str, float], int]:
+    """The metrics the fit compares: throughputs, and latencies over the requests that streamed."""
+    out = {k: v for k, v in metrics.items() if k in THROUGHPUTS}
+    try:
+        ttft = np.asarray(data["ttfts"], dtype=float)
+        e2e = np.asarray(data["latencies"], dtype=float)
+        out_len = np.asarray(data["output_lens"], dtype=float)
+        itls = data["itls"]
+        ok = np.array([not e for e in data.get("errors") or [""] * ttft.size], dtype=bool)
+        assert ttft.size == e2e.size == out_len.size == ok.size == len(itls)
+    except (KeyError, TypeError, ValueError, AssertionError):
+        return out, 0
+    ok &= np.isfinite(ttft) & np.isfinite(e2e) & (out_len >= 1)
+    burst = ok & (out_len >= 3) & (e2e - ttft < BURST_FRACTION * e2e)
+    streamed = ok & ~burst
+    if streamed.sum() < max(MIN_STREAMED, MIN_STREAMED_SHARE * ok.sum()):
+        return out, int(burst.sum())
+    multi = streamed & (out_len > 1)
+    tpot = (e2e[multi] - ttft[multi]) / (out_len[multi] - 1)
+    itl = np.array([x for i in np.flatnonzero(streamed) for x in itls[i]], dtype=float)
+    for name, values in (("ttft", ttft[streamed]), ("tpot", tpot), ("itl", itl), ("e2el", e2e[streamed])):
+        if values.size:
+            ms = values * 1000.0
+            p90, p99 = np.percentile(ms, [90, 99])
+            out.update({f"mean_{name}_ms": float(ms.mean()), f"median_{name}_ms": float(np.median(ms)),
+                        f"p90_{name}_ms": float(p90), f"p99_{name}_ms": float(p99)})
+    return out, int(burst.sum())
 
 
 def _detail(data: dict[str, Any], file: str) -> Optional[dict[str, Any]]:

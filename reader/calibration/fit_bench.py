@@ -3,8 +3,9 @@
 Each load is replayed through the simulator (its requests, its arrivals, the deployment's scheduler
 settings and KV cache), and the step-time model's free coefficients are searched so that the replays'
 metrics match the measured ones: the log error of output throughput, median TPOT and median TTFT
-(weight 1), P99 TPOT, P99 TTFT and mean ITL (weight 1/2), over every load, squared while small and growing
-only linearly beyond about 25% (a robust loss: benchmarks on a busy machine have outliers). Repeated runs of
+(weight 1), P99 TPOT, P99 TTFT and mean ITL (weight 1/2; latencies over the requests the client received
+as a stream, see bench.py), over every load, squared while small and growing
+only logarithmically beyond about 25% (a robust loss: benchmarks on a busy machine have outliers). Repeated runs of
 one load (the same requests at the same rate and cap) are replayed once and compared through their median. Median ITL is reported
 but not fitted: a busy API server sends several tokens in one chunk, so the client measures ITLs of ~0
 that no engine step has.
@@ -48,7 +49,9 @@ MAX_ITERATIONS = 600
 TOLERANCE, RELATIVE_TOLERANCE = 1e-7, 2e-3
 RESTARTS = 1
 SCALE_RANGE, SCALE_EVALUATIONS = math.log(30.0), 14  # the overall speed is first searched within 30x either way
-MIN_FILES = 2
+MIN_LOADS = 2
+# Fixed at 1 on a device outside the catalog, whose own compute and bandwidth figures are fitted instead.
+DEVICE_UNITY = ("gemm_compute_eff", "gemm_memory_eff", "achievable_matmul_fraction", "achievable_copy_fraction")
 # The free coefficients on a catalog GPU (efficiencies of its datasheet) and on a device outside it.
 CATALOG_FREE = (("gemm_compute_eff", 0.05, 1.0), ("gemm_memory_eff", 0.05, 1.0), ("kv_read_eff", 0.05, 1.0),
                 ("attn_compute_eff", 0.02, 1.0))
@@ -76,7 +79,7 @@ class Replay:
 
     def measured(self, metric: str) -> Optional[float]:
         """The metric over the runs: their median (repeated runs of one load differ on a busy machine)."""
-        values = [r.metrics[metric] for r in self.results if metric in r.metrics]
+        values = [r.fit_metrics[metric] for r in self.results if metric in r.fit_metrics]
         return float(np.median(values)) if values else None
 
 
@@ -111,8 +114,7 @@ def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoeffi
     base = base or default_profile().coefficients()
     if device is not None:
         # a device outside the catalog: its own figures are fitted, so the efficiencies of them are 1
-        base = base.replace(gemm_compute_eff=1.0, gemm_memory_eff=1.0, achievable_matmul_fraction=1.0,
-                            achievable_copy_fraction=1.0, kv_read_eff=1.0, attn_compute_eff=1.0)
+        base = base.replace(**{name: 1.0 for name in DEVICE_UNITY + ("kv_read_eff", "attn_compute_eff")})
         if device.kind == "cpu":
             base = base.replace(overlap_p=1.0)
         start = DEVICE_START[device.kind]
@@ -157,9 +159,10 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
 
 
 def robust(err: float) -> float:
-    """err^2 for small errors, growing only linearly beyond ~ROBUST_SCALE: one absurd measurement (a client that
-    received a whole stream in one read reports a TPOT of microseconds) cannot outweigh every other point."""
-    return 2.0 * ROBUST_SCALE ** 2 * (math.sqrt(1.0 + (err / ROBUST_SCALE) ** 2) - 1.0)
+    """err^2 for small errors, growing only logarithmically beyond ~ROBUST_SCALE (Cauchy loss): one absurd
+    measurement (a client that received a whole stream in one read reports a TPOT of microseconds; a run the
+    machine's other work pushed past saturation reports seconds of queueing) cannot outweigh the rest."""
+    return ROBUST_SCALE ** 2 * math.log1p((err / ROBUST_SCALE) ** 2)
 
 
 def loss_of(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -> float:
@@ -263,17 +266,14 @@ def coefficients_of(s: Setup, values: dict[str, float], files: str) -> dict[str,
         if name in free:
             f = free[name]
             how = f"fitted to {files} by vllm-reader calibrate (bounds {f.low:g}..{f.high:g})"
-        elif s.device is not None and name in _DEVICE_UNITY:
-            how = ("1: the device's own figures are fitted (device section), so efficiencies of them are 1"
-                   if name != "overlap_p" else "1: on a CPU launch and compute share the cores, so their times add")
+        elif s.device is not None and name in DEVICE_UNITY:
+            how = "1: the device's own figures are fitted (its device section), so efficiencies of them are 1"
+        elif s.device is not None and s.device.kind == "cpu" and name == "overlap_p":
+            how = "1: on a CPU, launch and compute share the cores, so their times add"
         else:
             how = f"from the shipped profile {base.name}: {base.step_time[name].source}"
         out[name] = Coefficient(value=float(f"{value:.6g}"), source=how, fitted=name in free)
     return out
-
-
-_DEVICE_UNITY = ("gemm_compute_eff", "gemm_memory_eff", "achievable_matmul_fraction", "achievable_copy_fraction",
-                 "overlap_p")
 
 
 def device_of(s: Setup, values: dict[str, float], files: str) -> Optional[DeviceStandIn]:
@@ -292,12 +292,12 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
 
     results = [read_bench(f) for f in fit_files]
     held = [read_bench(f) for f in held_out_files]
-    if len(results) < MIN_FILES:
-        raise ReaderError(f"too few bench results to fit: {len(results)} given, at least {MIN_FILES} needed (each "
-                          "load pins down different coefficients; give results at a few concurrencies or rates, "
-                          "short and long prompts).", key="--bench")
     check_model(r, results + held)
     fit_replays, held_replays = replays(r, results), replays(r, held)
+    if len(fit_replays) < MIN_LOADS:
+        raise ReaderError(f"too few bench results to fit: {len(fit_replays)} distinct load(s) given, at least "
+                          f"{MIN_LOADS} needed (each load pins down different coefficients; give results at a few "
+                          "concurrencies or rates, short and long prompts).", key="--bench")
     s = setup(r, device)
     search = fit(fit_replays, s)
     if not search.converged:
@@ -312,7 +312,7 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
         points += [p.model_copy(update={"held_out": True}) for p in hp]
         errors += [e.model_copy(update={"held_out": True}) for e in he]
     files = f"{len(results)} bench result{'s' if len(results) != 1 else ''}"
-    report = FitReport(evidence="bench", method=("bounded Nelder-Mead on the robust (soft-L1) log error of "
+    report = FitReport(evidence="bench", method=("bounded Nelder-Mead on the robust (Cauchy) log error of "
                                                  + ", ".join(f"{m} (weight {w:g})" for m, w in LOSS_WEIGHTS.items())
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,

@@ -4,8 +4,6 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
 (tests/live/test_live_calibration.py). Each load varies what the step-time model must get right:
 concurrency (1 to 16 in flight), open-loop request rates, short (256) and long (1,024, chunked by the
 512-token budget) prompts, and mixed lengths. A profile is fitted on the FIT loads and predicts HELD_OUT.
-Each run lasts 10-30 s on the shared 2-core machine, long enough to average over the other work's bursts.
-LIVE_PROMPTS cuts the prompt counts for the live test in CI, which must stay within a few minutes.
 """
 from __future__ import annotations
 
@@ -18,26 +16,26 @@ DEVICE = "cpu-xeon-2c"
 
 # name -> vllm bench serve arguments (the random dataset; every run is seeded)
 LOADS: dict[str, list[str]] = {
-    "c1-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "30",
+    "c1-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "12",
                  "--max-concurrency", "1"],
-    "c4-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "80",
+    "c4-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "32",
                  "--max-concurrency", "4"],
-    "c16-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "160",
+    "c16-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "64",
                   "--max-concurrency", "16"],
-    "r4-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "80",
+    "r4-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "40",
                  "--request-rate", "4"],
-    "r12-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "150",
+    "r12-short": ["--random-input-len", "256", "--random-output-len", "64", "--num-prompts", "60",
                   "--request-rate", "12"],
-    "c1-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "20",
+    "c1-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "8",
                 "--max-concurrency", "1"],
-    "c4-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "48",
+    "c4-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "24",
                 "--max-concurrency", "4"],
-    "r2-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "40",
+    "r2-long": ["--random-input-len", "1024", "--random-output-len", "128", "--num-prompts", "24",
                 "--request-rate", "2"],
     "c8-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
-                 "--num-prompts", "100", "--max-concurrency", "8"],
+                 "--num-prompts", "40", "--max-concurrency", "8"],
     "r6-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
-                 "--num-prompts", "100", "--request-rate", "6"],
+                 "--num-prompts", "40", "--request-rate", "6"],
 }
 FIT = ("c1-short", "c16-short", "r12-short", "c4-long", "c8-mixed")
 HELD_OUT = ("c4-short", "r4-short", "c1-long", "r2-long", "r6-mixed")
@@ -49,12 +47,5 @@ def server_flags(model_dir: Path) -> list[str]:
     return ["--config", str(DEPLOYMENT), "--model", str(model_dir)]
 
 
-LIVE_PROMPTS = 0.4
-
-
-def bench_args(name: str, prompts: float = 1.0) -> list[str]:
-    """The load's arguments; prompts scales its number of prompts (at least 8)."""
-    args = list(LOADS[name])
-    at = args.index("--num-prompts") + 1
-    args[at] = str(max(8, round(int(args[at]) * prompts)))
-    return [*COMMON, *args]
+def bench_args(name: str) -> list[str]:
+    return [*COMMON, *LOADS[name]]

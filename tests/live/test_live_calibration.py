@@ -29,8 +29,7 @@ LOOSE = {"output_throughput": 25.0, "median_tpot_ms": 35.0, "median_ttft_ms": 60
 
 def test_a_profile_fitted_on_three_loads_predicts_three_others(vllm_032, tmp_path):
     print(f"\nload average before: {os.getloadavg()}")
-    runs = [(tmp_path / f"{name}.json", bench_loads.bench_args(name, bench_loads.LIVE_PROMPTS))
-            for name in FIT + HELD_OUT]
+    runs = [(tmp_path / f"{name}.json", bench_loads.bench_args(name)) for name in FIT + HELD_OUT]
     with live_server(vllm_032, bench_loads.server_flags(TINY_LLAMA), tmp_path / "server.log") as server:
         bench_serve(vllm_032, server, runs, served_name="tiny-llama")
     print(f"load average after the benchmarks: {os.getloadavg()}")
