@@ -158,6 +158,56 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
     return out
 
 
+_WORK: Optional[tuple] = None  # (replays, setup) inherited by the forked workers of a ParallelPredict
+
+
+def _predict_part(job: tuple[list[int], dict[str, float]]) -> list[dict[str, float]]:
+    indices, values = job
+    assert _WORK is not None
+    replays_, s = _WORK
+    return predict([replays_[i] for i in indices], s, values)
+
+
+class ParallelPredict:
+    """predict() with the replays shared out over worker processes (forked once, holding the replays), for a
+    search that asks for thousands of replays; one process where there is one core or little to share."""
+
+    def __init__(self, replays_: Sequence[Replay], s: Setup, workers: Optional[int] = None) -> None:
+        import os
+
+        self.replays, self.setup = list(replays_), s
+        workers = workers if workers is not None else min(os.cpu_count() or 1, len(self.replays) // 2)
+        self.pool = None
+        if workers > 1:
+            global _WORK
+            from concurrent.futures import ProcessPoolExecutor
+            from multiprocessing import get_context
+
+            _WORK = (self.replays, s)  # the workers fork on first use and inherit it; cleared on exit
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"))
+        # the costliest replays first, dealt round-robin: the parts take about as long as each other
+        cost = sorted(range(len(self.replays)), key=lambda i: -int(self.replays[i].scenario.workload.output_len.sum()))
+        self.parts = [cost[k::workers] for k in range(workers)] if workers > 1 else [cost]
+
+    def __call__(self, values: dict[str, float]) -> list[dict[str, float]]:
+        if self.pool is None:
+            return predict(self.replays, self.setup, values)
+        out: list[dict[str, float]] = [{} for _ in self.replays]
+        for part, result in zip(self.parts, self.pool.map(_predict_part, [(p, values) for p in self.parts])):
+            for i, metrics in zip(part, result):
+                out[i] = metrics
+        return out
+
+    def __enter__(self) -> "ParallelPredict":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _WORK
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            _WORK = None
+
+
 def robust(err: float) -> float:
     """err^2 for small errors, growing only logarithmically beyond ~ROBUST_SCALE (Cauchy loss): one absurd
     measurement (a client that received a whole stream in one read reports a TPOT of microseconds; a run the
@@ -184,21 +234,22 @@ def fit(replays_: Sequence[Replay], s: Setup) -> SearchResult:
     search), then every coefficient from there: a simplex started at the wrong speed by a factor of ten
     can settle on a wrong balance between them."""
 
-    def measured_loss(values: dict[str, float]) -> float:
-        return loss_of(replays_, predict(replays_, s, values))
+    with ParallelPredict(replays_, s) as run:
+        def measured_loss(values: dict[str, float]) -> float:
+            return loss_of(replays_, run(values))
 
-    start = {f.name: f.start for f in s.free}
-    k = math.exp(line_search(lambda x: measured_loss(_slower(s.free, start, math.exp(x))), -SCALE_RANGE,
-                             SCALE_RANGE, SCALE_EVALUATIONS))
-    free = [replace(f, start=v) for f, v in zip(s.free, _slower(s.free, start, k).values())]
-    starts = {f.name: f for f in free}
+        start = {f.name: f.start for f in s.free}
+        k = math.exp(line_search(lambda x: measured_loss(_slower(s.free, start, math.exp(x))), -SCALE_RANGE,
+                                 SCALE_RANGE, SCALE_EVALUATIONS))
+        free = [replace(f, start=v) for f, v in zip(s.free, _slower(s.free, start, k).values())]
+        starts = {f.name: f for f in free}
 
-    def prior(values: dict[str, float]) -> float:
-        return PRIOR * sum((math.log(v / starts[k].start) if starts[k].log else (v - starts[k].start)
-                            / (starts[k].high - starts[k].low)) ** 2 for k, v in values.items())
+        def prior(values: dict[str, float]) -> float:
+            return PRIOR * sum((math.log(v / starts[k].start) if starts[k].log else (v - starts[k].start)
+                                / (starts[k].high - starts[k].low)) ** 2 for k, v in values.items())
 
-    return minimize(lambda v: measured_loss(v) + prior(v), free, MAX_ITERATIONS, TOLERANCE, RELATIVE_TOLERANCE,
-                    RESTARTS)
+        return minimize(lambda v: measured_loss(v) + prior(v), free, MAX_ITERATIONS, TOLERANCE, RELATIVE_TOLERANCE,
+                        RESTARTS)
 
 
 def _slower(free: Sequence[Free], values: dict[str, float], k: float) -> dict[str, float]:

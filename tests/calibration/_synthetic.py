@@ -65,7 +65,12 @@ def write(path: Path, prompt: int, output: int, n: int, rate: float = math.inf, 
         data.update({f"mean_{metric}_ms": stats.mean, f"median_{metric}_ms": stats.median,
                      f"std_{metric}_ms": stats.std, f"p99_{metric}_ms": stats.p99})
     if detailed:
+        ttft = np.array(req.first_token_s, dtype=float) - send
+        e2e = np.array(req.finish_s, dtype=float) - send
+        out = np.array(req.output_tokens)
+        # the simulator keeps each request's first and last token; its gaps are spread evenly between them
+        itls = [[float(g)] * int(o - 1) for g, o in zip((e2e - ttft) / np.maximum(out - 1, 1), out)]
         data.update(input_lens=req.prompt_len, output_lens=req.output_tokens, start_times=(send + 1000.0).tolist(),
-                    ttfts=[f - s for f, s in zip(req.first_token_s, send)], errors=[""] * n)
+                    ttfts=ttft.tolist(), latencies=e2e.tolist(), itls=itls, errors=[""] * n)
     path.write_text(json.dumps(data))
     return path
