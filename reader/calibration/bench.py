@@ -96,11 +96,10 @@ def sim_metric(result: Any, name: str) -> Optional[float]:
 
 def read_bench(path: str | Path) -> BenchResult:
     """A result file, checked; anything that is not one is refused in one sentence naming the file."""
+    from .profile import read_input
+
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ReaderError(f"cannot read the bench result: {err.strerror or err}.", file=name) from None
+    text = read_input(path, "the bench result")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

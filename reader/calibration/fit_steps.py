@@ -22,7 +22,7 @@ from ..catalog.types import GpuSpec, LayerKinds, ModelSpec
 from ..errors import ReaderError
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, minimize
-from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError
+from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, read_input
 
 FREE = (
     Free("gemm_compute_eff", 0.3, 1.0, 0.85),
@@ -57,9 +57,7 @@ def load_steps(path: str | Path) -> dict[str, Any]:
     """A calib.py result file; anything else is refused in one sentence."""
     name = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ReaderError(f"cannot read the step-time file: {err.strerror or err}.", file=name) from None
+        data = json.loads(read_input(path, "the step-time file"))
     except json.JSONDecodeError as err:
         raise ReaderError(f"not a step-time measurement file: not valid JSON ({err.msg}).", file=name,
                           line=err.lineno) from None

@@ -156,15 +156,20 @@ class CalibrationProfile(_Strict):
 
 # ---- reading and writing ----------------------------------------------------------------------
 
+def read_input(path: str | Path, what: str) -> str:
+    """A calibration input's text; an unreadable file is one ReaderError naming it (what: 'the bench result')."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ReaderError(f"cannot read {what}: {getattr(err, 'strerror', None) or err}.", file=str(path)) from None
+
+
 def load_profile(path: str | Path) -> CalibrationProfile:
     """A profile from its YAML file; every problem is one ReaderError naming the file and key."""
     from ..config.yamlsafe import load_yaml_documents
 
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ReaderError(f"cannot read the calibration profile: {err.strerror or err}.", file=name) from None
+    text = read_input(path, "the calibration profile")
     docs = load_yaml_documents(text, name)
     data = docs[0].data if docs else None
     if not isinstance(data, dict) or data.get("kind") != KIND:
