@@ -48,7 +48,10 @@ def context_stats(workload: Any) -> tuple[float, float, float]:
     return float(total.mean()), float(np.percentile(total, 99)), float(total.std())
 
 
-def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
+def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool = True,
+                     kv_correction: tuple[float, str] = (0.0, "")) -> Any:
+    """measured: a deployment read from a vLLM log uses what the log measured instead of estimates.
+    kv_correction: bytes added to the estimated KV memory, and why (a what-if of a logged deployment)."""
     from .capacity.api import CapacityRequest
 
     model = r.require_model()
@@ -80,9 +83,18 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
+            kv_correction_bytes=kv_correction[0], kv_correction_how=kv_correction[1],
+            **(_logged_memory(r) if measured else {}),
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)
         raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
+
+
+def _logged_memory(r: ResolvedDeployment) -> dict:
+    if r.deployment.log is None:
+        return {}
+    from .logs.terms import measured_terms
+    return measured_terms(r.deployment.log).capacity_fields()
 
 
 def step_time_model(r: ResolvedDeployment) -> Any:

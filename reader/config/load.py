@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from ..errors import ReaderError
+from ..logs.detect import may_be_log
 from ..versions import VersionChoice, choose_version, format_version
 from .argv import ArgParser
 from .context import LoadOptions, merge_options, parse_comment_block
@@ -89,6 +90,10 @@ def read_text(path: str) -> str:
 
 def find_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
     suffix = FsPath(path).suffix.lower()
+    if suffix not in (".json", ".yaml", ".yml", ".sh", ".bash", ".zsh", ".ps1") and may_be_log(text):
+        from ..logs.form import log_invocations, looks_like_log
+        if looks_like_log(text):
+            return log_invocations(path, text)
     if suffix == ".json":
         return _json_invocations(path, text)
     if suffix in (".yaml", ".yml"):
@@ -188,7 +193,7 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
     if options.vllm_version:
         return choose_version(options.vllm_version, origins.get("vllm_version", "cli"))
     if inv.version is not None:
-        return choose_version(str(inv.version.value), "image")
+        return choose_version(str(inv.version.value), "log" if inv.form == "vllm-log" else "image")
     return choose_version(None)
 
 
@@ -208,7 +213,7 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
     deployment = Deployment(
         source=path, form=inv.form, entry_point=inv.entry_point, vllm_version_tag=format_version(version.tag),
         model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
-        env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders,
+        env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders, log=inv.log,
     )
     version_note = version.note()
     if version_note:
@@ -367,7 +372,8 @@ def _int_or_none(value: Any) -> Optional[int]:
 def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, version: VersionChoice) -> Context:
     ctx = Context(
         vllm_version=version.requested if version.origin != "default" else None,
-        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image"}.get(version.origin, "none"),
+        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image", "log": "log"}.get(version.origin,
+                                                                                                  "none"),
         usage_context="llm" if options.usage_context == "llm" else "serve",
         slo_ttft_p99_ms=options.slo.ttft_p99_ms, slo_itl_p99_ms=options.slo.itl_p99_ms,
     )

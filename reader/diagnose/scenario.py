@@ -36,6 +36,7 @@ class Scenario:
     slos_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seed: int = 0
+    kv_correction: tuple[float, str] = (0.0, "")  # what a log measured beyond our estimate, for the what-ifs
 
     @property
     def starts(self) -> bool:
@@ -61,23 +62,37 @@ def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
 
 
 def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
-                   spec: Any = None, generated: Any = None) -> Scenario:
+                   spec: Any = None, generated: Any = None,
+                   kv_correction: Optional[tuple[float, str]] = None) -> Scenario:
     """From a resolved deployment: capacity, step-time model, workload and scheduler settings."""
     spec = spec if spec is not None else workload_spec(resolved, workload)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
-    cap = compute_capacity(capacity_request(resolved, generated))
+    measured = kv_correction is None
+    cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
+                                            kv_correction=kv_correction or (0.0, "")))
     notes: list[str] = []
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
+    correction = kv_correction or _logged_correction(resolved, generated, cap)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
                     step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
-                    notes=notes, seed=spec.seed)
+                    notes=notes, seed=spec.seed, kv_correction=correction)
 
 
 def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
-    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
+    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs). A deployment
+    read from a log is estimated again, moved by what the log measured beyond the estimate at its own settings."""
     deployment: Deployment = with_flags(base.resolved.deployment, changes)
     resolved = resolve(deployment, model_override=_override(base.resolved))
-    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload,
+                          kv_correction=base.kv_correction)
+
+
+def _logged_correction(resolved: ResolvedDeployment, generated: Any, measured: Capacity) -> tuple[float, str]:
+    if resolved.deployment.log is None or not measured.workers:
+        return 0.0, ""
+    estimated = compute_capacity(capacity_request(resolved, generated, measured=False))
+    delta = measured.workers[0].available_kv.value - estimated.workers[0].available_kv.value
+    return delta, "what the log measured beyond the estimate at its own settings"
 
 
 def _override(r: ResolvedDeployment) -> Optional[str]:
