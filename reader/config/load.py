@@ -218,7 +218,7 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
     version_note = version.note()
     if version_note:
         deployment.notes.insert(0, Note(level="info", message=version_note))
-    if inv.version is not None and version.origin != "image":
+    if inv.version is not None and version.origin not in ("image", "log"):
         deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
             f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))
     for placeholder in parsed.placeholders:

@@ -29,6 +29,11 @@ _CONFIG_KEYS = {
     "kv_cache_dtype": "kv_cache_dtype", "enable_prefix_caching": "enable_prefix_caching",
     "chunked_prefill_enabled": "enable_chunked_prefill", "enable_chunked_prefill": "enable_chunked_prefill",
 }
+# What vLLM's non-GPU platforms default on their own (the engine config line does not print them).
+_PLATFORM_DEFAULTS = {
+    "cpu": {"block_size": (128, "vllm/platforms/cpu.py CpuPlatform.check_and_update_config @ v0.18.0 and v0.32.0 "
+                                "(128 unless the user sets it; MLA models differ)")},
+}
 # Argument-line keys that are not flags of `vllm serve`.
 _NOT_FLAGS = {"model_tag", "subparser", "dispatch_function", "api_server_count"}
 
@@ -40,7 +45,7 @@ def looks_like_log(text: str) -> bool:
 
 def log_invocations(path: str, text: str) -> list[Invocation]:
     reading = read_log(text, path)
-    if reading.engine_config is None and reading.args is None:
+    if reading.engine_config is None and reading.args is None and reading.command is None:
         raise ReaderError(
             "this vLLM log has no engine config line ('Initializing ... LLM engine ... with config:') and no argument "
             "line ('non-default args:' or 'args: Namespace(...)'): it was cut before them, so the deployment cannot be "
@@ -58,11 +63,12 @@ def _invocation(path: str, reading: LogReading) -> Invocation:
                            SourceLoc(file=path, line=reading.release_line))
     table = flag_table(version.tag) if version else None
     given = _argument_tokens(reading, table, path, inv.notes)
-    resolved = _resolved_tokens(reading, table, path, set(given), inv.notes)
+    command = _command_tokens(reading, table, path, inv) if not given else []
+    resolved = _resolved_tokens(reading, table, path, set(given) | _dests(command, table), inv.notes)
     model = _model(reading)
-    if model is not None:
+    if model is not None and not command:
         inv.model = Hint(model[0], "the log", SourceLoc(file=path, line=model[1]))
-    inv.tokens = [token for tokens in list(given.values()) + list(resolved.values()) for token in tokens]
+    inv.tokens = command + [token for tokens in list(given.values()) + list(resolved.values()) for token in tokens]
     _environment(reading, inv)
     _gpu_hints(reading, inv, path)
     return inv
@@ -177,6 +183,38 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _command_tokens(reading: LogReading, table: Optional[FlagTable], path: str, inv: Invocation) -> list[Token]:
+    """A terminal paste's own `vllm serve ...` line: the arguments as typed, when the log has no argument line."""
+    if reading.command is None:
+        return []
+    from ..config.forms.commands import find_launch
+    from ..config.shell import run_script
+
+    for command in run_script(reading.command, path, {}):
+        launch = find_launch(command.tokens, dict(command.env), FORM, inv.label, path)
+        if launch is not None:
+            inv.env.update(launch.env)
+            inv.entry_point = launch.entry_point
+            line = reading.command_line
+            inv.notes.append(Note(level="info", loc=SourceLoc(file=path, line=line), message=(
+                f"arguments read from the command line pasted with the log (line {line})")))
+            return [Token(t.text, SourceLoc(file=path, line=line), spelling=t.spelling, typed_value=t.typed_value)
+                    for t in launch.tokens]
+    return []
+
+
+def _dests(tokens: list[Token], table: Optional[FlagTable]) -> set[str]:
+    if table is None:
+        return set()
+    found = set()
+    for token in tokens:
+        if token.text.startswith("-"):
+            matches = table.match(token.text.split("=", 1)[0])
+            if len(matches) == 1:
+                found.add(matches[0].spec["dest"])
+    return found
+
+
 # ---- what vLLM resolved ---------------------------------------------------------------------------
 
 def _resolved_tokens(reading: LogReading, table: Optional[FlagTable], path: str, given: set[str],
@@ -195,6 +233,10 @@ def _resolved_tokens(reading: LogReading, table: Optional[FlagTable], path: str,
     util = reading.memory.utilization
     if util is not None:
         found.setdefault("gpu_memory_utilization", (util.value, util.line, "memory profiling line"))
+    device = str(config.values.get("device_config", "")) if config is not None else ""
+    for dest, (value, why) in _PLATFORM_DEFAULTS.get(device, {}).items():
+        if dest not in found and dest not in given:
+            found[dest] = (value, config.line, f"{device} platform default: {why}")
     out: dict[str, list[Token]] = {}
     used: list[str] = []
     for dest, (value, line, where) in found.items():

@@ -37,7 +37,8 @@ _TRAILING_BORDER = re.compile(r"\s*│\s*$")
 # A fragment of a key=value list or a mid-word cut: what a wrapped continuation starts with.
 _FRAGMENT = re.compile(r"^\s?(?:,|[A-Za-z_\-][\w\-./]*(?:=|, ))")
 _KEY_VALUES = re.compile(r"(?:\w+=[^,]*, ){3}")
-_ERROR_TAIL = re.compile(r"^\s?(?:Based on the available memory|Try increasing|Decrease GPU memory)")
+_ERROR_TAIL = re.compile(r"^\s*(?:Based on the available memory|Try increasing|Decrease GPU memory|Value error, "
+                         r"|Assertion failed, )")
 _LOWER_START = re.compile(r"^\s?[a-z0-9(]")
 _EXCEPTION = re.compile(r"^\s*[\w.]*(?:Error|Exception)\b:?")
 
@@ -125,7 +126,8 @@ def records(text: str) -> Iterator[LogLine]:
     for number, raw in enumerate(text.splitlines(), start=1):
         line = parse_line(raw, number)
         if current is not None and _continues(current, line):
-            glue = " " if current.text.rstrip()[-1:] in ",;:." and not line.text.startswith(" ") else ""
+            spaced = raw[:1] in (" ", "\t") or current.text.rstrip()[-1:] in ",;:."
+            glue = " " if spaced and not line.text.startswith(" ") else ""
             current.text = current.text.rstrip("\n") + glue + line.text
             current.raw += "\n" + raw
             current.lines += 1

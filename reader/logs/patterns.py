@@ -48,6 +48,9 @@ FORMATS: tuple[LogFormat, ...] = (
        "vllm/entrypoints/openai/api_server.py run_server: logger.info('args: %s', args)"),
     _f("non_default_args", r"non-default args: (\{.*)", "0.9.2..",
        "vllm/entrypoints/utils.py log_non_default_args @ v0.18.0; vllm/entrypoints/serve/utils/api_utils.py @ v0.32.0"),
+    _f("command_line", r"^(?:[\w.@:~/()\-]*[$#] )?((?:[A-Z_][A-Z0-9_]*=\S+ )*(?:vllm serve|python3? -m "
+       r"vllm\.entrypoints\.openai\.api_server)(?: .*)?)$", "0.6.3..",
+       "not a vLLM message: the shell command of a terminal paste, pasted above its output"),
     _f("max_model_len", r"Using max model len (\d+)", "0.10.2..",
        "vllm/config/model.py get_and_verify_max_len logger.info @ v0.18.0/v0.32.0"),
     _f("chunked_prefill", r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)", "0.6.3..",
@@ -84,6 +87,8 @@ FORMATS: tuple[LogFormat, ...] = (
        "'# cuda blocks' from 0.7.3)", "v0"),
     _f("blocks_v1_early", r"^# GPU blocks: (\d+)$", "0.7.0..0.7.3",
        "vllm/v1/core/kv_cache_utils.py get_kv_cache_config (before PR vllm#13596)", "v1"),
+    _f("cache_config_blocks", r"vllm cache_config_info with initialization after num_gpu_blocks is: (\d+)",
+       "0.9.0..0.11.0", "vllm/v1/metrics/loggers.py log_engine_initialized (PrometheusStatLogger)", "v1"),
     _f("available_kv", r"Available KV cache memory: " + _N + r" GiB", "0.8.0..",
        "vllm/v1/worker/gpu_worker.py determine_available_memory @ v0.18.0 (457) / v0.32.0 (760)", "v1"),
     _f("kv_tokens", r"(GPU|CPU|XPU|TPU|HPU|NPU)(?: \+ host)? KV cache size: " + _C + r" tokens", "0.7.3..",
@@ -123,7 +128,9 @@ FORMATS: tuple[LogFormat, ...] = (
     _f("refusal_engine_failed", r"EngineCore failed to start|Engine core initialization failed", "0.8.0..",
        "vllm/v1/engine/core.py run_engine_core; vllm/v1/engine/utils.py wait_for_engine_startup", "v1"),
     _f("refusal_other", r"^(?:\w+\.)*(ValueError|RuntimeError|AssertionError|NotImplementedError|TypeError|"
-       r"KeyError|ImportError|OSError): (.+)", "0.6.3..", "any exception vLLM's start-up raised"),
+       r"KeyError|ImportError|OSError|ValidationError): (.+)", "0.6.3..",
+       "any exception vLLM's start-up raised (config checks raise pydantic ValidationError from the pydantic "
+       "config classes, e.g. vllm/config/model.py ModelConfig @ v0.18.0/v0.32.0)"),
     # ---- while serving --------------------------------------------------------------------------
     _f("stats_v1", r"(?:Engine (\d+): )?Avg prompt throughput: " + _N + r" tokens/s, Avg generation throughput: " +
        _N + r" tokens/s, Running: (\d+) reqs, Waiting: (\d+) reqs, (?:GPU|CPU|XPU|TPU|HPU|NPU) KV cache usage: " +

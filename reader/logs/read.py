@@ -36,7 +36,7 @@ class _State:
         self.handlers: dict[str, Callable[[LogLine, re.Match], None]] = {
             "engine_config": self._engine_config, "server_version": self._version, "banner_version": self._version,
             "namespace_args": self._namespace, "non_default_args": self._non_default,
-            "max_model_len": self._resolved_int("max_model_len"),
+            "command_line": self._command, "max_model_len": self._resolved_int("max_model_len"),
             "chunked_prefill": self._resolved_int("max_num_batched_tokens"),
             "num_blocks_override": self._override,
             "weights_gb": self._weights, "weights_v1": self._weights,
@@ -48,7 +48,7 @@ class _State:
             "profile_table_non_torch": self._worker_figure("non_torch", "GiB"),
             "profile_table_activation": self._worker_figure("activation_peak", "GiB"),
             "profile_table_kv": self._worker_figure("available_kv", "GiB"),
-            "blocks_v0": self._blocks_v0, "blocks_v1_early": self._blocks_v1,
+            "blocks_v0": self._blocks_v0, "blocks_v1_early": self._blocks_v1, "cache_config_blocks": self._blocks_v1,
             "available_kv": self._worker_figure("available_kv", "GiB"), "kv_tokens": self._kv_tokens,
             "max_concurrency": self._concurrency, "graph_capture": self._graph_capture,
             "cudagraph_pool": self._cudagraph_pool, "memory_summary": self._memory_summary,
@@ -138,6 +138,10 @@ class _State:
             r.notes.append(f"line {number} says vLLM {printed} but line {r.release_line} said {r.release_printed}: "
                            "two releases in one log (several runs pasted together?); the first is used")
 
+    def _command(self, line: LogLine, m: re.Match) -> None:
+        if self.reading.command is None and not line.has_header:
+            self.reading.command, self.reading.command_line = m.group(1), line.number
+
     def _non_default(self, line: LogLine, m: re.Match) -> None:
         if self.reading.args is not None and self.reading.args.form == "non-default args":
             return
@@ -148,13 +152,13 @@ class _State:
     def _namespace(self, line: LogLine, m: re.Match) -> None:
         if self.reading.args is not None:
             return
-        kv = parse_assignments(m.group(1))
+        kv = parse_assignments(m.group(1), closer=")")
         self.reading.args = LoggedValues(values=kv.values, line=line.number, form="args Namespace",
                                          truncated=kv.truncated, dropped=kv.dropped[:_SHORT])
 
     def _namespace_fragment(self, line: LogLine) -> bool:
         """A piece of an args Namespace whose start was cut off: its complete items are still the args."""
-        kv = parse_assignments(line.text.split(", ", 1)[-1])  # the first item is cut mid-word
+        kv = parse_assignments(line.text.split(", ", 1)[-1], closer=")")  # the first item is cut mid-word
         if len(kv.values) < 5:
             return False
         self.reading.args = LoggedValues(values=kv.values, line=line.number, form="args Namespace", truncated=True,
@@ -282,10 +286,16 @@ class _State:
         self._refuse(Refusal(kind="max_len_too_long", message=_error_text(line.text), line=line.number,
                              max_model_len=int(m.group(1)), needed_gib=float(m.group(2)),
                              available_gib=float(m.group(3)), estimated_max_model_len=int(est) if est else None))
+        self._set(line, "available_kv", float(m.group(3)), "GiB")  # the refusal states what was available
+        self._resolved_int("max_model_len")(line, m)
 
     def _refusal_max_len_v0(self, line: LogLine, m: re.Match) -> None:
         self._refuse(Refusal(kind="max_len_too_long", message=_error_text(line.text), line=line.number,
                              max_model_len=int(m.group(1)), kv_tokens=int(m.group(2))))
+        self._resolved_int("max_model_len")(line, m)
+        kv = self.reading.kv  # the refusal states how many tokens the cache holds
+        kv.kv_tokens = kv.kv_tokens or Figure(value=int(m.group(2)), unit="tokens", line=line.number,
+                                              text=_short(line.text))
 
     def _refusal_simple(self, kind: str) -> Callable[[LogLine, re.Match], None]:
         def handle(line: LogLine, m: re.Match) -> None:
@@ -365,7 +375,7 @@ def _worker_order(worker: WorkerMemory) -> tuple[int, str]:
 def _error_text(text: str) -> str:
     at = re.search(r"(?:\w+Error|\w+Exception): ", text)
     message = text[at.start():] if at else text
-    return message.strip()
+    return message.split(" [type=", 1)[0].strip()  # pydantic appends the input it rejected
 
 
 def _short(text: str) -> str:
@@ -375,7 +385,7 @@ def _short(text: str) -> str:
 def _note_gaps(r: LogReading) -> None:
     if not r.is_vllm_log:
         return
-    if r.engine_config is None and r.args is None:
+    if r.engine_config is None and r.args is None and r.command is None:
         r.notes.append("no engine config line and no argument line: the log starts after them (cut, or a later part "
                        "of the log); the deployment cannot be rebuilt from it alone")
     for part in (r.engine_config, r.args):

@@ -120,6 +120,8 @@ class LogReading(BaseModel):
     engine: Optional[Literal["v0", "v1"]] = None
     engine_how: str = ""
     processes: list[str] = Field(default_factory=list)  # process roles seen: APIServer, EngineCore_DP0, Worker_TP0...
+    command: Optional[str] = None  # the `vllm serve ...` line of a terminal paste, when the log holds one
+    command_line: Optional[int] = None
     args: Optional[LoggedValues] = None
     engine_config: Optional[LoggedValues] = None
     resolved: dict[str, Figure] = Field(default_factory=dict)  # single values other lines state (max model len...)

@@ -25,15 +25,22 @@ class KeyValues:
     dropped: str = ""  # the unfinished tail, for the report
 
 
-def parse_assignments(body: str) -> KeyValues:
-    """`a=1, b='x', c=Cls(d=2)` -> {'a': 1, 'b': 'x', 'c': 'Cls(d=2)'}."""
-    items, complete = _split_top(body.strip().removesuffix(")") if _closes_namespace(body) else body)
+def parse_assignments(body: str, closer: str = "") -> KeyValues:
+    """`a=1, b='x', c=Cls(d=2)` -> {'a': 1, 'b': 'x', 'c': 'Cls(d=2)'}.
+
+    closer: the character that ends the whole text when it is complete (')' for a Namespace). Without one
+    (the engine config line) a last item that is not a closed bracket may be a cut value ('max_seq_len=81'
+    of 8192), so it is not trusted either."""
+    text = body.strip()
+    ended = bool(closer) and text.endswith(closer) and _depth(text) < 0
+    items, complete = _split_top(text[:-1] if ended else text)
     out = KeyValues()
     for i, item in enumerate(items):
         key, sep, value = item.partition("=")
         last = i == len(items) - 1
-        if not sep or not _KEY.match(key) or (last and not complete):
-            if last and (not complete or not sep):
+        sure = not last or (complete and (ended or value.strip()[-1:] in ")]}"))
+        if not sep or not _KEY.match(key) or not sure:
+            if last:
                 out.truncated, out.dropped = True, item.strip()
             continue
         out.values[key.strip()] = read_value(value.strip())
@@ -93,11 +100,6 @@ def _literal(text: str) -> Any:
 
 def _json(text: str) -> Any:
     return json.loads(text)
-
-
-def _closes_namespace(body: str) -> bool:
-    items, complete = _split_top(body)
-    return complete and body.rstrip().endswith(")") and _depth(body) < 0
 
 
 def _depth(text: str) -> int:

@@ -47,6 +47,24 @@ SCENARIOS = (
 )
 
 
+TCMALLOC = ("/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+            "/lib/x86_64-linux-gnu/libtcmalloc.so.4", "/usr/lib64/libtcmalloc_minimal.so.4")
+
+
+def cpu_env(venv: Path) -> dict:
+    """What the release's CPU worker insists on: 0.18.0 refuses to start unless LD_PRELOAD names libtcmalloc and
+    libiomp (vllm/v1/worker/cpu_worker.py init_device, check_preloaded_libs @ v0.18.0); 0.32.0 only warns."""
+    workers = list(venv.glob("lib/python3*/site-packages/vllm/v1/worker/cpu_worker.py"))
+    if not workers or 'check_preloaded_libs("libtcmalloc")' not in workers[0].read_text():
+        return {}
+    tcmalloc = next((p for p in TCMALLOC if Path(p).is_file()), None)
+    iomp = venv / "lib" / "libiomp5.so"
+    if tcmalloc is None or not iomp.is_file():
+        raise RuntimeError("this vLLM release's CPU worker needs libtcmalloc and libiomp5 preloaded: install "
+                           "libgoogle-perftools4 (tools/cpu_libs.sh does, in CI)")
+    return {"LD_PRELOAD": f"{tcmalloc}:{iomp}"}
+
+
 def fixture_path(version: str, scenario: LogScenario) -> Path:
     return FIXTURES / f"vllm-{version}-cpu-{scenario.name}.log"
 
@@ -54,12 +72,13 @@ def fixture_path(version: str, scenario: LogScenario) -> Path:
 def record(venv: Path, scenario: LogScenario, log_path: Path) -> Path:
     """Run the scenario's server to its end (traffic sent, or refused) and leave its whole log at log_path."""
     flags = ["--skip-tokenizer-init", *scenario.flags]
+    env = {**scenario.env, **cpu_env(venv)}
     if scenario.starts:
-        with live_server(venv, flags, log_path, model_dir=scenario.model, env=dict(scenario.env)) as server:
+        with live_server(venv, flags, log_path, model_dir=scenario.model, env=env) as server:
             _traffic(server, scenario)
             time.sleep(5)  # one more stats interval after the last request
         return log_path
-    _run_to_exit(venv, flags, log_path, scenario)
+    _run_to_exit(venv, flags, log_path, scenario, env)
     return log_path
 
 
@@ -72,10 +91,11 @@ def _traffic(server, scenario: LogScenario) -> None:
         list(pool.map(one, range(scenario.requests)))
 
 
-def _run_to_exit(venv: Path, flags: list[str], log_path: Path, scenario: LogScenario, timeout: float = 400) -> None:
+def _run_to_exit(venv: Path, flags: list[str], log_path: Path, scenario: LogScenario, extra_env: dict,
+                 timeout: float = 400) -> None:
     command = server_command(venv, scenario.model, free_port(), flags)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false",
-           **scenario.env}
+           **extra_env}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
