@@ -233,6 +233,7 @@ def _facts(version, engine: str, notes: list[str]) -> dict[str, Fact]:
     names = ("cudagraph_memory_subtracted", "free_memory_check_at_startup", "gib_format", "pp_startup_check")
     facts = {n: behaviour(n, version) for n in names}
     facts["utilization_scope"] = behaviour("utilization_scope", version, engine)
+    facts["non_torch_estimate"] = behaviour("non_torch_estimate", version, engine)
     for n, f in facts.items():
         notes.append(f"{n} = {f.value} ({f.source}{'' if f.verified else '; version boundary not verified'})")
     return facts
@@ -251,7 +252,8 @@ def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout
     moe_factor = req.data_parallel_size if m.moe is not None else 1
     act = _given(req.activation_peak_bytes, "activation peak (measured)", req) or activation_peak(
         m, shapes, st, req.max_num_batched_tokens, req.max_num_seqs, moe_factor)
-    nt = _given(req.non_torch_bytes, "non-torch memory (measured)", req) or non_torch_bytes(world)
+    nt = _given(req.non_torch_bytes, "non-torch memory (measured)", req) or non_torch_bytes(
+        world, facts["non_torch_estimate"].value)
     graphs = _graph_figure(req, st, facts, engine)
     global_scope = facts["utilization_scope"].value == "global"
     other = Figure(value=req.other_process_memory_bytes if global_scope else 0, unit="bytes",
