@@ -57,7 +57,7 @@ def load_command_line(command: str, options: Optional[LoadOptions] = None) -> De
     if not invocations:
         raise ReaderError("the command is not a vLLM launch (expected `vllm serve MODEL ...`, "
                           "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm...`).")
-    inv = invocations[(options.pick or 1) - 1] if options.pick and options.pick <= len(invocations) else invocations[0]
+    inv = invocations[_pick(invocations, options.pick, "<command line>")]
     _, origins = merge_options(options, None)
     return build_deployment(inv, _choose_version(options, origins, inv), "<command line>", options, origins)
 
@@ -179,8 +179,9 @@ def _pick(invocations: list[Invocation], pick: Optional[int], path: str) -> int:
     if pick is None:
         return 0
     if pick > len(invocations):
-        raise ReaderError(f"--pick {pick}: the file holds only {len(invocations)} vLLM launch(es).", file=path,
-                          key="pick")
+        where = "the command line holds" if path == "<command line>" else "the file holds"
+        raise ReaderError(f"--pick {pick}: {where} only {len(invocations)} vLLM launch(es).",
+                          file=None if path == "<command line>" else path, key="pick")
     return pick - 1
 
 
