@@ -22,6 +22,7 @@ from .invocation import ConfigEntry, Invocation
 from .model import Context, Deployment, GivenFlag, Note, ServingConfig, SourceLoc, SpeculativeSpec
 from .shell import run_script
 from .tokens import Token
+from .version_span import outside_tables_note
 from .yamlsafe import MAX_BYTES, load_yaml_documents
 
 FORMS_HELP = ("a `vllm serve --config` YAML, a shell script or command line (`vllm serve ...`, "
@@ -199,7 +200,8 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
                      origins: dict[str, str]) -> Deployment:
     notes = list(inv.notes)
     tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
-    parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version))
+    parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version),
+                       beyond_tables=version.requested if version.may_postdate_tables else None)
     parsed = parser.parse(tokens)
     notes += parsed.notes
     flags = parsed.flags
@@ -211,9 +213,10 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
         model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
         env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders,
     )
-    version_note = version.note()
-    if version_note:
-        deployment.notes.insert(0, Note(level="info", message=version_note))
+    if version.outside_tables:
+        deployment.notes.insert(0, outside_tables_note(version))
+    elif version.note():
+        deployment.notes.insert(0, Note(level="info", message=version.note()))
     if inv.version is not None and version.origin != "image":
         deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
             f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))

@@ -16,7 +16,8 @@ from ..model import Note, SourceLoc
 from ..shell import run_script
 from ..tokens import Token
 from ..yamlsafe import Path, YamlDoc
-from .commands import find_launch, is_vllm_image, version_from_image
+from .commands import find_launch
+from .images import is_vllm_image, version_hint
 from .gpu_hints import gpu_from_labels
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
@@ -135,9 +136,7 @@ def _container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, f
     if inv is None:
         return None
     inv.image = image or None
-    tag = version_from_image(image)
-    if tag and is_vllm_image(image):
-        inv.version = Hint(tag, f"image tag of {image}", SourceLoc(file=file, line=doc.line(path + ("image",))))
+    inv.version = version_hint(image, SourceLoc(file=file, line=doc.line(path + ("image",))))
     count = _gpu_limit(container)
     if count is not None:
         inv.gpu_count = Hint(count, "the container's GPU resource limit",

@@ -10,7 +10,8 @@ from ..model import Note, SourceLoc
 from ..shell import run_script
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
-from .commands import find_launch, is_vllm_image, version_from_image
+from .commands import find_launch
+from .images import is_vllm_image, version_hint
 from .manifests import _script_first_line, _shift
 
 
@@ -41,9 +42,7 @@ def compose(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
             continue
         inv.form = "docker-compose"
         inv.image = image or None
-        tag = version_from_image(image)
-        if tag:
-            inv.version = Hint(tag, f"image tag of {image}", SourceLoc(file=file, line=doc.line(base + ("image",))))
+        inv.version = version_hint(image, SourceLoc(file=file, line=doc.line(base + ("image",))))
         count = _compose_gpus(service)
         if count is not None:
             inv.gpu_count = Hint(count, "deploy.resources.reservations.devices", SourceLoc(
