@@ -16,7 +16,7 @@ from ..versions import VersionChoice, choose_version, format_version
 from .argv import ArgParser
 from .context import LoadOptions, merge_options, parse_comment_block
 from .flagtable import flag_table, option_history
-from .forms import charts, manifests, others
+from .forms import charts, manifests, others, skypilot
 from .forms.commands import find_launch
 from .invocation import ConfigEntry, Invocation
 from .model import Context, Deployment, GivenFlag, Note, ServingConfig, SourceLoc, SpeculativeSpec
@@ -144,8 +144,8 @@ def _yaml_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[In
         return charts.ai_on_eks(docs[0], path)
     if others.is_compose(first):
         return others.compose(docs[0], path)
-    if others.is_skypilot(first):
-        return others.skypilot(docs[0], path, lines, set_vars)
+    if skypilot.is_skypilot(first):
+        return skypilot.skypilot(docs[0], path, lines, set_vars)
     if isinstance(first, dict):
         return [others.config_entries(docs[0], path)]
     if isinstance(first, str) and len(docs) == 1:
@@ -379,6 +379,8 @@ def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, ver
         ctx.gpu, ctx.gpu_origin = options.gpu, origins.get("gpu", "cli")
     elif inv.gpu_name is not None:
         ctx.gpu, ctx.gpu_origin = str(inv.gpu_name.value), "manifest"
+        line = inv.gpu_name.loc.line if inv.gpu_name.loc else None
+        ctx.gpu_source = inv.gpu_name.origin + (f", line {line}" if line else "")
     if options.gpu_count:
         ctx.gpu_count, ctx.gpu_count_origin = options.gpu_count, origins.get("gpu_count", "cli")
     elif inv.gpu_count is not None:

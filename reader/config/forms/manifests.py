@@ -18,7 +18,7 @@ from ..tokens import Token
 from ..yamlsafe import Path, YamlDoc
 from .commands import find_launch
 from .images import is_vllm_image, version_hint
-from .gpu_hints import gpu_from_labels
+from .gpu_hints import GpuHint, gpu_from_labels, mig_slice
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
 _GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu")
@@ -57,7 +57,7 @@ def invocations_from_manifests(docs: list[YamlDoc], file: Optional[str], text_li
                 inv.gpu_count = Hint(group[0], group[1], SourceLoc(file=file, line=doc.line(("spec",))))
                 inv.num_nodes = Hint(group[2], group[1], SourceLoc(file=file, line=doc.line(("spec",))))
             if labels_gpu and inv.gpu_name is None:
-                inv.gpu_name = Hint(labels_gpu[0], labels_gpu[1], SourceLoc(file=file, line=doc.line(path)))
+                inv.gpu_name = gpu_name_hint(labels_gpu, SourceLoc(file=file, line=doc.line(path)), inv.notes)
             found.append(inv)
     return found
 
@@ -138,10 +138,25 @@ def _container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, f
     inv.image = image or None
     inv.version = version_hint(image, SourceLoc(file=file, line=doc.line(path + ("image",))))
     count = _gpu_limit(container)
+    where = SourceLoc(file=file, line=doc.line(path + ("resources",)))
     if count is not None:
-        inv.gpu_count = Hint(count, "the container's GPU resource limit",
-                             SourceLoc(file=file, line=doc.line(path + ("resources",))))
+        inv.gpu_count = Hint(count, "the container's GPU resource limit", where)
+    mig = mig_slice(container.get("resources"))
+    if mig is not None:
+        inv.gpu_count = Hint(mig[1], f"the container's MIG resource nvidia.com/mig-{mig[0]}", where)
+        inv.notes.append(Note(level="warning", loc=where, key="resources", message=(
+            f"the container asks for {mig[1]} MIG slice(s) {mig[0]}: vLLM sees each as a GPU with that share of "
+            "the card's memory and compute, which the GPU catalog does not model; give --gpu for the closest part")))
     return inv
+
+
+def gpu_name_hint(hint: GpuHint, loc: SourceLoc, notes: list[Note]) -> Hint:
+    """The GPU a file's node labels name; when they allow several, the first is taken and the others said."""
+    if hint.alternatives:
+        notes.append(Note(level="info", loc=loc, message=(
+            f"{hint.origin} is the first of the values the file allows (others: {', '.join(hint.alternatives)}); "
+            f"read as {hint.name}. Give --gpu for another")))
+    return Hint(hint.name, hint.origin, loc)
 
 
 def _argv_form(items: list[tuple[str, Path]], env: dict[str, str], doc: YamlDoc, file: Optional[str], label: str,
