@@ -1,4 +1,4 @@
-"""docker-compose files, vLLM's CI benchmark JSON, and `vllm serve --config` mappings."""
+"""docker-compose files and vLLM's CI benchmark JSON."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -11,7 +11,7 @@ from ..tokens import Token
 from ..yamlsafe import YamlDoc
 from .commands import find_launch
 from .images import is_vllm_image, version_hint
-from .manifests import _shift
+from .scripts import shift as _shift
 
 
 # ---- docker compose ------------------------------------------------------------------------
@@ -130,16 +130,9 @@ def _benchmark_workload(client: dict[str, Any], concurrency: Any) -> Optional[di
     return spec
 
 
-def config_entries(doc: YamlDoc, file: Optional[str]) -> Invocation:
-    """A `vllm serve --config` file: every top-level key is a flag name."""
-    inv = Invocation(form="vllm-config-yaml", label="config file", line=1)
-    for key, value in doc.data.items():
-        inv.entries.append(ConfigEntry(str(key), value, SourceLoc(file=file, line=doc.line((str(key),)))))
-    return inv
-
-
 def notes_for_multiple(invocations: list[Invocation], chosen: int) -> Note:
-    others = ", ".join(f"#{i + 1} ({inv.label}" + (f", line {inv.line})" if inv.line else ")")
+    others = ", ".join(f"#{i + 1} ({inv.label}" + (f", line {inv.line})" if inv.line and f"line {inv.line}" not in
+                                                     inv.label else ")")
                        for i, inv in enumerate(invocations) if i != chosen)
     return Note(level="info", message=(
         f"the file holds {len(invocations)} vLLM launches; reading #{chosen + 1} ({invocations[chosen].label}). "

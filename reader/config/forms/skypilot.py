@@ -11,7 +11,8 @@ from ..shell import run_script
 from ..yamlsafe import YamlDoc
 from .commands import find_launch
 from .gpu_hints import gpu_from_accelerator, gpu_from_instance_type
-from .manifests import _script_first_line, _shift
+from .manifests import script_first_line
+from .scripts import shift as _shift
 
 
 @dataclass
@@ -39,7 +40,7 @@ def skypilot(doc: YamlDoc, file: Optional[str], text_lines: list[str], overrides
         known.setdefault("SKYPILOT_NUM_GPUS_PER_NODE", str(gpus.per_node))
     known.setdefault("SKYPILOT_NUM_NODES", str(nodes))
     known.update(overrides)
-    first_line = _script_first_line(doc.line(("run",)), text_lines)
+    first_line = script_first_line(doc.line(("run",)), text_lines)
     found = []
     for command in run_script(data["run"], file, known):
         tokens = [_shift(t, first_line - 1) for t in command.tokens]
