@@ -47,9 +47,9 @@ def kind_of(text: str, name: Optional[str] = None) -> str:
         return "procfile"
     if suffix in (".yaml", ".yml"):
         return "yaml"
-    if suffix in (".sh", ".bash", ".zsh", ".ps1") or text.lstrip().startswith("#!"):
+    if text.lstrip().startswith("#!"):
         return "shell"
-    return "yaml-or-shell"
+    return "yaml-or-shell"  # a script never parses as a YAML mapping or list; the loader tries
 
 
 def _meaningful_lines(text: str) -> list[str]:
