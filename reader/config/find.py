@@ -53,7 +53,15 @@ def read_launches(text: str, path: Optional[str], set_vars: dict[str, str], name
             return []
 
     if kind == "yaml-or-shell":
-        kind = "yaml" if structured_yaml(text) else "shell"
+        if structured_yaml(text):
+            # A command line with `": "` in a quoted JSON value also parses as a YAML mapping: the form that
+            # finds a launch wins.
+            found, searched = _yaml_invocations(path, text, set_vars, read_other)
+            if found:
+                return found, searched, "yaml"
+            as_script = script_invocations(text, path, set_vars, read_other=read_other)
+            return (as_script, "", "shell") if as_script else (found, searched, "yaml")
+        kind = "shell"
     if kind == "json":
         return _json_invocations(path, text), "searched the JSON", kind
     if kind == "markdown":

@@ -194,3 +194,10 @@ def test_a_storage_uri_model_is_said_and_an_hf_uri_is_an_id():
 def test_gpu_facts_of_a_ray_serve_config_and_a_kubeai_profile_resolve():
     assert resolve(load("rayservice.yaml")).gpu.id == "A10G"
     assert resolve(load("kubeai-model.yaml")).gpu.id == "L4"
+
+
+def test_a_command_line_that_also_parses_as_yaml_is_read_as_a_command(tmp_path):
+    script = tmp_path / "example.sh"
+    script.write_text("""vllm serve m --compilation-config '{"max_cudagraph_capture_size": 256}'\n""")
+    d = load_deployment(str(script), LoadOptions(vllm_version="0.18.0"))
+    assert d.form == "shell" and d.flags["compilation_config"].value == {"max_cudagraph_capture_size": 256}
