@@ -38,11 +38,6 @@ _PLATFORM_DEFAULTS = {
 _NOT_FLAGS = {"model_tag", "subparser", "dispatch_function", "api_server_count"}
 
 
-def looks_like_log(text: str) -> bool:
-    """A vLLM log, not a config: it states at least one thing only vLLM prints at start-up or while serving."""
-    return read_log(text[:2_000_000]).is_vllm_log
-
-
 def log_invocations(path: str, text: str) -> list[Invocation]:
     reading = read_log(text, path)
     if reading.engine_config is None and reading.args is None and reading.command is None:
