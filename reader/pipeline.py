@@ -66,7 +66,7 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool
     spec = r.speculative
     try:
         return CapacityRequest(
-            model=model, gpu=r.require_gpu(), vllm_version=r.version, engine=r.engine,
+            model=model, gpu=r.require_gpu(), vllm_version=_release(r), engine=r.engine,
             tensor_parallel_size=v("tensor_parallel_size") or 1, pipeline_parallel_size=v("pipeline_parallel_size") or 1,
             data_parallel_size=v("data_parallel_size") or 1, enable_expert_parallel=bool(v("enable_expert_parallel")),
             pp_layer_partition=tuple(int(x) for x in partition.split(",")) if partition else None,
@@ -125,3 +125,20 @@ def optional_workload(r: ResolvedDeployment, override: Optional[str]) -> Any:
         return None
     from .sim.workload import generate
     return generate(workload_spec(r, override))
+
+
+def _release(r: ResolvedDeployment) -> str:
+    """The release the memory behaviour follows: the one asked for when it is a release inside the tables' span
+    (its flag table may be an older checked tag: 0.6.5 reads with 0.6.3's, but profiles memory as 0.6.5 did,
+    tests/logs/test_logs_memory_fit.py), else the checked tag."""
+    from .versions import format_version, known_versions, parse_version
+
+    asked = r.deployment.context.vllm_version
+    try:
+        parsed = parse_version(asked) if asked else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed < known_versions()[0]:
+        return r.version
+    return format_version(parsed)
+

@@ -100,60 +100,38 @@ def _why(term: str, row: TermRow, reading: LogReading, cap: Capacity, gpu_assume
     if term in ("num_gpu_blocks", "kv_tokens", "max_concurrency") and "num_gpu_blocks_override" in reading.resolved:
         return "num_gpu_blocks_override fixes the block count whatever the memory"
     gap = "" if row.predicted is None else f"{row.predicted - row.logged:+.2f} {row.unit}: "
-    return gap + _REASONS[term](reading, cap, gpu_assumed)
+    return gap + _reason(term, reading, cap, gpu_assumed)
 
 
-def _reason_total(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    if gpu_assumed:
+# Why a logged term and its prediction differ: what the prediction assumes for that term.
+REASONS_TEXT = {
+    "total": "the catalog's total memory of the GPU differs from what torch reported on that machine (another GPU "
+             "than assumed, driver, ECC or MIG)",
+    "requested": "total memory x gpu_memory_utilization: follows the total (and the utilization, if the log's differs)",
+    "weights": "estimated from the parameter shapes and the weight format; the checkpoint's real tensors differ "
+               "(quantization scales and zero points, tied or untied embeddings, vision or audio towers, a draft model)",
+    "activation_peak": "estimated from the tensors of the profiling run (hidden states and the largest layer at "
+                       "max_num_batched_tokens, or the sampler pass over max_num_seqs x vocabulary); vLLM measures "
+                       "torch's peak, which also holds allocator rounding and kernel workspaces",
+    "non_torch": "an allowance per GPU for the release's profiler accounting (more with several GPUs); vLLM measures "
+                 "cuBLAS, NCCL and attention buffers, and some releases the CUDA context too",
+    "cudagraph": "estimated from the capture sizes and the layers; releases before 0.20.0 do not subtract graph memory "
+                 "from the KV budget, so a logged capture size there is after the fact",
+    "available_kv": "requested minus the terms above: the sum of their differences",
+    "num_gpu_blocks": "available KV memory / bytes per block: follows the available memory (and the block size)",
+    "kv_tokens": "blocks x block size per KV-cache group: follows the available memory and the KV layout",
+    "max_concurrency": "KV tokens / max_model_len: follows the KV tokens (and max_model_len, if it differs)",
+}
+
+
+def _reason(term: str, reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
+    if term == "total" and gpu_assumed:
         return f"the GPU was not given, so {cap.gpu} was assumed; the log's device is another one (give --gpu)"
-    return f"the catalog's {cap.gpu} total differs from what torch reported on that machine (driver, ECC or MIG)"
-
-
-def _reason_requested(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return "total memory x gpu_memory_utilization: follows the total (and the utilization, if the log's differs)"
-
-
-def _reason_weights(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return (f"estimated from the parameter shapes as {cap.weight_format}; the checkpoint's real tensors differ "
-            "(quantization scales and zero points, tied or untied embeddings, vision or audio towers, a draft model)")
-
-
-def _reason_activation(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return ("estimated from the tensors of the profiling run (hidden states and the largest layer at "
-            "max_num_batched_tokens, or the sampler pass over max_num_seqs x vocabulary); vLLM measures torch's peak, "
-            "which also holds allocator rounding and kernel workspaces")
-
-
-def _reason_non_torch(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    era = " (V0 also counted the CUDA context here)" if reading.engine == "v0" else ""
-    return f"a fixed allowance per GPU, more with several GPUs; vLLM measures cuBLAS, NCCL and attention buffers{era}"
-
-
-def _reason_graphs(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return ("estimated from the capture sizes and the layers; releases before 0.20.0 do not subtract graph memory "
-            "from the KV budget, so a logged capture size there is after the fact")
-
-
-def _reason_available(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return "requested minus the terms above: the sum of their differences"
-
-
-def _reason_blocks(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return "available KV memory / bytes per block: follows the available memory (and the block size)"
-
-
-def _reason_tokens(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return "blocks x block size per KV-cache group: follows the available memory and the KV layout"
-
-
-def _reason_concurrency(reading: LogReading, cap: Capacity, gpu_assumed: bool) -> str:
-    return "KV tokens / max_model_len: follows the KV tokens (and max_model_len, if it differs)"
-
-
-_REASONS = {"total": _reason_total, "requested": _reason_requested, "weights": _reason_weights,
-            "activation_peak": _reason_activation, "non_torch": _reason_non_torch, "cudagraph": _reason_graphs,
-            "available_kv": _reason_available, "num_gpu_blocks": _reason_blocks, "kv_tokens": _reason_tokens,
-            "max_concurrency": _reason_concurrency}
+    if term == "weights":
+        return REASONS_TEXT[term].replace("the weight format", cap.weight_format)
+    if term == "non_torch" and reading.engine == "v0":
+        return REASONS_TEXT[term] + " (V0 counted the CUDA context in several releases)"
+    return REASONS_TEXT[term]
 
 
 def _per_token(out: MemoryComparison, reading: LogReading, cap: Capacity) -> None:

@@ -126,7 +126,7 @@ def records(text: str) -> Iterator[LogLine]:
     for number, raw in enumerate(text.splitlines(), start=1):
         line = parse_line(raw, number)
         if current is not None and _continues(current, line):
-            spaced = raw[:1] in (" ", "\t") or current.text.rstrip()[-1:] in ",;:."
+            spaced = raw[:1] in (" ", "\t") or current.text.rstrip()[-1:] in ",;:." or line.text[:1].isupper()
             glue = " " if spaced and not line.text.startswith(" ") else ""
             current.text = current.text.rstrip("\n") + glue + line.text
             current.raw += "\n" + raw

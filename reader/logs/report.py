@@ -95,7 +95,7 @@ def _launch(resolved: Any) -> Launch:
     return Launch(command=(env + " " if env else "") + " ".join(words),
                   model=resolved.model.id if resolved.model else None, model_how=resolved.model_how,
                   gpu=resolved.gpu.id if resolved.gpu else None, gpu_how=resolved.gpu_how,
-                  gpu_assumed=resolved.gpu_assumed, vllm_version=resolved.version,
+                  gpu_assumed=resolved.gpu_assumed, vllm_version=d.context.vllm_version or resolved.version,
                   version_how={"log": "printed in the log", "cli": "given with --vllm-version"}.get(
                       resolved.version_origin, "not in the log: the newest known release"),
                   notes=[n.message for n in d.notes + resolved.notes])
