@@ -306,8 +306,8 @@ def _serving_config(flags: dict[str, GivenFlag], path: str) -> ServingConfig:
     values: dict[str, Any] = {}
     other: dict[str, Any] = {}
     for dest, flag in flags.items():
-        if flag.value is None or not flag.in_version:
-            continue
+        if flag.value is None or not flag.in_version or flag.out_of_bounds is not None:
+            continue  # a value vLLM refuses takes no part in what is resolved from the config
         target = values if dest in known else other
         target[dest] = _coerce(dest, flag.value)
     try:
@@ -340,6 +340,7 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         except json.JSONDecodeError:
             config = None
     if isinstance(config, dict):
+        _require_text(config, ("method", "model"), flags["speculative_config"])
         return SpeculativeSpec(
             method=config.get("method"), model=config.get("model"),
             num_speculative_tokens=_int_or_none(config.get("num_speculative_tokens")),
@@ -355,6 +356,17 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         return SpeculativeSpec(method=val("spec_method"), model=val("spec_model"),
                                num_speculative_tokens=val("spec_tokens"), spelled_as="spec_*")
     return None
+
+
+def _require_text(config: dict[str, Any], keys: tuple[str, ...], flag: GivenFlag) -> None:
+    """vLLM types these keys as strings and refuses anything else when it builds its config."""
+    for key in keys:
+        value = config.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ReaderError(f"{flag.option} sets '{key}' to {json.dumps(value)}, which is not a string: vLLM refuses "
+                              f"it when it builds its config ('Input should be a valid string').",
+                              file=flag.loc.file if flag.loc else None, line=flag.loc.line if flag.loc else None,
+                              key=f"{flag.dest}.{key}")
 
 
 def _int_or_none(value: Any) -> Optional[int]:

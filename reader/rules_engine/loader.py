@@ -233,7 +233,7 @@ def load_from_yaml(base: Path) -> list[LoadedRule]:
     known = {rule.id for rule in loaded}
     for rule in loaded:
         for target in rule.spec.overrides:
-            if target not in known:
+            if target not in known and target != "*":
                 raise RuleLoadError(f"rule {rule.id}: 'overrides' names {target}, which no rule file defines.",
                                     file=rule.file, line=rule.line)
     loaded.sort(key=lambda r: r.id)

@@ -33,7 +33,7 @@ def test_an_ambiguous_prefix_is_refused_naming_the_candidates():
 def test_an_option_no_release_knows_is_bad_input_with_a_suggestion():
     with pytest.raises(ReaderError) as err:
         flags("vllm serve m --max-num-sequences 3")
-    assert "Did you mean --max-num-seqs" in err.value.message
+    assert "Did you mean '--max-num-seqs'" in err.value.message
 
 
 def test_a_flag_of_other_releases_is_kept_and_marked_absent():
@@ -177,7 +177,7 @@ def test_comment_block_unknown_key_is_bad_input(tmp_path):
     ("model: !!python/object:os.system x\n", "not plain data", 1),
     ("model: !custom x\n", "not plain data", 1),
     ("model: m\nmax_num_seqs: many\n", "integer", 2),
-    ("model: m\nmax_num_sequences: 4\n", "Did you mean --max-num-seqs", 2),
+    ("model: m\nmax_num_sequences: 4\n", "Did you mean '--max-num-seqs'", 2),
     ("", "empty", None),
 ])
 def test_bad_yaml_is_one_clear_error_with_a_line(tmp_path, text, words, line):
