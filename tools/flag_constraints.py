@@ -4,9 +4,10 @@ Two kinds of bound are found on the config classes (vllm/config.py, or vllm/conf
 
 - pydantic `Field(ge=..., gt=..., le=..., lt=...)` on a class attribute (the config classes are pydantic
   dataclasses from 0.12.0), including `Annotated[..., Field(...)]`;
-- validators: an `if self.<attr> <op> <number>:` (or an `or` of such tests) at the top level of a method that
-  runs while the config is built (`__post_init__`, `_verify_args`, `_verify_*`, `verify_*`) whose body raises;
-  the bound is the negated test, and the raised text (f-string parts shown as `{...}`) is vLLM's message.
+- validators: an `if self.<attr> <op> <number>:` (or an `or` holding such tests) at the top level of a method
+  that runs while the config is built (`__post_init__`, `_verify_args`, `_verify_*`, `verify_*`, pydantic
+  `model_validator`s) whose body raises; the bound is the negated test, and the raised text (f-string parts
+  shown as `{...}`) is vLLM's message.
 
 Also read: how the release's `human_readable_int` parses `32k` / `1K` (its pattern, its decimal and binary
 multipliers, and whether binary suffixes refuse decimals), for the flags the table types `human_int`.
@@ -106,8 +107,8 @@ def _raised_text(body: list[ast.stmt]) -> tuple[bool, Optional[str], Optional[st
 def _tests(test: ast.AST) -> list[tuple[str, str, Any]]:
     """`self.x < 1` -> [(x, 'ge', 1)]: the bounds the test's negation demands; `or` gives one per part."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        found = [_tests(v) for v in test.values]
-        return [t for part in found for t in part] if all(found) else []
+        # any part that holds raises, so each comparison among the parts is a bound on its own
+        return [t for v in test.values for t in _tests(v)]
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return []
     left, op, right = test.left, test.ops[0], test.comparators[0]
@@ -138,7 +139,7 @@ def class_bounds(path: Path, rel: str) -> dict[str, list[dict[str, Any]]]:
                         out.setdefault(f"{cls.name}.{stmt.target.id}", []).append({
                             "op": kw.arg, "value": limit, "kind": "field", "config": cls.name,
                             "src": f"{rel}:{stmt.lineno} {cls.name}.{stmt.target.id} Field({kw.arg}={limit})"})
-            elif isinstance(stmt, ast.FunctionDef) and _runs_at_build(stmt.name):
+            elif isinstance(stmt, ast.FunctionDef) and _runs_at_build(stmt):
                 for test_stmt in stmt.body:
                     if not isinstance(test_stmt, ast.If):
                         continue
@@ -153,8 +154,9 @@ def class_bounds(path: Path, rel: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _runs_at_build(name: str) -> bool:
-    return name in RUNS_AT_BUILD or name.startswith(RUNS_AT_BUILD_PREFIX)
+def _runs_at_build(fn: ast.FunctionDef) -> bool:
+    after = any(_name(d.func if isinstance(d, ast.Call) else d) == "model_validator" for d in fn.decorator_list)
+    return after or fn.name in RUNS_AT_BUILD or fn.name.startswith(RUNS_AT_BUILD_PREFIX)
 
 
 def release_bounds(root: Path) -> dict[str, list[dict[str, Any]]]:

@@ -53,6 +53,8 @@ def violated_bound(spec: dict[str, Any], value: Any, name: Optional[str] = None)
     """The first of the option's bounds that `value` breaks, or None (None and non-numbers are not bounded here)."""
     if not _is_number(value):
         return None
+    if value == -1 and spec.get("type") == "human_int_or_auto":
+        return None  # 'auto': vLLM replaces it before any validator sees it
     for bound in spec.get("bounds", []):
         if not holds(bound["op"], value, bound["value"]):
             return _violation(bound, name or spec["dest"], value)
@@ -86,7 +88,8 @@ def _violation(bound: dict[str, Any], name: str, value: Any, field: Optional[str
 
 
 def _fill(message: str, field: str, value: Any) -> str:
-    """vLLM's validator message with the user's value where it prints the field's own value."""
+    """vLLM's validator message with the user's value where it prints the field's own value (and its type)."""
+    message = re.sub(r"\{type\((?:self\.)?" + re.escape(field) + r"\)\.__name__\}", type(value).__name__, message)
     return message.replace("{" + field + "}", _number_text(value))
 
 

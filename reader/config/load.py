@@ -197,7 +197,7 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
 def build_deployment(inv: Invocation, version: VersionChoice, path: str, options: LoadOptions,
                      origins: dict[str, str]) -> Deployment:
     notes = list(inv.notes)
-    tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
+    tokens = entries_to_tokens(inv.entries, version, notes, inv.entry_point) + inv.tokens
     parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version))
     parsed = parser.parse(tokens)
     notes += parsed.notes
@@ -231,7 +231,8 @@ def _positional_allowed(inv: Invocation, version: VersionChoice) -> bool:
     return True
 
 
-def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note]) -> list[Token]:
+def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note],
+                      entry_point: str = "vllm serve") -> list[Token]:
     """Config-file entries become argument tokens the way this vLLM release converts its --config YAML."""
     table = flag_table(version.tag)
     v = version.tag
@@ -242,7 +243,7 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
         spelled = entry.spelling or key
         value = entry.value
         if isinstance(value, bool):
-            tokens += _bool_entry(entry, option, spelled, table, v, notes)
+            tokens += _bool_entry(entry, option, spelled, table, v, notes, entry_point)
         elif isinstance(value, list):
             if value:
                 tokens.append(Token(option, entry.loc, spelling=spelled))
@@ -260,7 +261,8 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
     return tokens
 
 
-def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note]) -> list[Token]:
+def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note],
+                entry_point: str) -> list[Token]:
     if entry.value:
         return [Token(option, entry.loc, spelling=spelled)]
     normalized = "--" + entry.key.replace("_", "-")
@@ -269,12 +271,16 @@ def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: 
     spec = matches[0].spec if len(matches) == 1 else None
     if spec is not None and spec.get("action") == "StoreBoolean":
         return [Token(option, entry.loc, spelling=spelled), Token("false", entry.loc)]
-    if v >= (0, 28, 0) and negation in table.spellings:
+    # From 0.28.0 a false boolean becomes its --no- negation when the parser reading the file has one. `vllm serve`
+    # reads the file with its top-level parser, which has no serve options, so there the value is still dropped
+    # (vllm/utils/argparse_utils.py load_config_file @ v0.32.0, verified against the real vLLM 0.32.0).
+    if v >= (0, 28, 0) and negation in table.spellings and entry_point != "vllm serve":
         return [Token(negation, entry.loc, spelling=spelled)]
     if negation in table.spellings or (option_history(negation) is not None):
+        later = ("" if entry_point == "vllm serve" else f" (from 0.28.0 it passes {negation})")
         notes.append(Note(level="warning", loc=entry.loc, key=spelled, message=(
-            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a --config file "
-            f"(from 0.28.0 it passes {negation}). Write '{negation[2:]}: true' to turn it off")))
+            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a `{entry_point}` "
+            f"--config file{later}. Write '{negation[2:]}: true' to turn it off")))
     return []
 
 

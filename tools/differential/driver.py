@@ -6,7 +6,7 @@ Run with a vLLM environment's python (tools/vllm_env.sh). Reads JSON lines on st
 `argv` are the arguments after `vllm serve MODEL`; `config_yaml`, when given, is written to a file and passed
 as `--config FILE` (vLLM's own YAML reader). Writes one JSON line per config:
     {"id": "...", "verdict": "ok" | "refused", "stage": "parse" | "serve-args" | "engine-args" | "config",
-     "error": "ExceptionType", "message": "first line of vLLM's message"}
+     "error": "ExceptionType", "message": "vLLM's message, on one line"}
 The first line written is {"ready": true, "vllm": "<version>"} once vLLM is imported.
 """
 from __future__ import annotations
@@ -28,7 +28,11 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 def build_parser():
     from vllm.entrypoints.cli.serve import ServeSubcommand
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:  # releases before the utils package was split
+        from vllm.utils import FlexibleArgumentParser
 
     top = FlexibleArgumentParser(description="vLLM CLI")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -74,9 +78,9 @@ def _one(top, serve, item: dict, model: str) -> dict:
         engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
         return {"verdict": "ok", "stage": stage}
     except Exception as exc:  # what vLLM raises is the verdict
-        text = str(exc).strip().splitlines()
-        return {"verdict": "refused", "stage": stage, "error": type(exc).__name__,
-                "message": (text[0] if text else "")[:500]}
+        text = " ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
+        text = text.split(" For further information visit")[0]
+        return {"verdict": "refused", "stage": stage, "error": type(exc).__name__, "message": text[:600]}
     finally:
         if tmp is not None:
             os.unlink(tmp.name)
