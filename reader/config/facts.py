@@ -11,7 +11,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `flag_versions.<dest>` | for an absent flag, the releases that have it ("0.6.3 to 0.17.1") |
 | `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
 | `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states the bound. The value then takes no part in any resolved value |
-| `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_num_scheduled_tokens, max_cudagraph_capture_size |
+| `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
 | `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total |

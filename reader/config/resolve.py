@@ -387,6 +387,8 @@ class _Resolver:
         tokens_given = self._given("max_num_batched_tokens")
         seqs_given = self._given("max_num_seqs")
         max_len = self._known_max_len()
+        self._derive("max_model_len", max_len or None, "max_model_len as vLLM's scheduler checks see it: 'auto' (-1) "
+                     "is the model's longest length by then", "vllm/config/model.py _get_and_verify_max_len")
         chunked = bool(self.r.value("enable_chunked_prefill"))
         if self.r.engine == "v0":
             self._v0_batch_limits(tokens_given, seqs_given, max_len, chunked)
