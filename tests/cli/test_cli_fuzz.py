@@ -4,18 +4,18 @@ values, dropped and misspelt keys, random real flags, cut shell tokens, unbalanc
 is one paragraph on stderr. Examples are derandomized and bounded, so the suite stays fast and repeatable."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
+import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reader.cli import main
 from reader.config.flagtable import flag_table
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "rules"))
+from _rules_helpers import run_cli as run  # noqa: E402  (the CLI in-process: exit code, stdout, stderr)
 SOURCES = sorted((ROOT / "fixtures" / "corpus").glob("*.*")) + sorted((ROOT / "fixtures" / "examples").glob("*.*"))
 SOURCES = [p for p in SOURCES if p.suffix in (".yaml", ".yml", ".sh", ".json", ".md", ".txt", "") and p.is_file()
            and p.stat().st_size < 60_000]
@@ -53,17 +53,6 @@ def mutate(text: str, data) -> str:
         j = data.draw(st.integers(0, len(line)))
         lines[i] = line[:j] + data.draw(st.sampled_from(["'", '"', "\\", "`", "$("])) + line[j:]
     return "\n".join(lines) + "\n"
-
-
-def run(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def assert_clean(code: int, out: str, err: str, what: str) -> None:
