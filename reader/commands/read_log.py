@@ -23,9 +23,7 @@ def register(app: typer.Typer) -> None:
         """Read a vLLM log: release, arguments, engine config, measured memory, refusal, stats lines."""
         from ..logs.report import log_report, read_text_arg
         from ..render.log_view import render_log_report
-        from .common import bad_input_exits
 
-        with bad_input_exits():
-            text, source = read_text_arg(log)
-            report = log_report(text, source, load_options(vllm_version, gpu, gpus, model))
-            write_output(render_log_report(report, fmt), output)
+        text, source = read_text_arg(log)
+        report = log_report(text, source, load_options(vllm_version, gpu, gpus, model))
+        write_output(render_log_report(report, fmt), output)
