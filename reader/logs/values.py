@@ -32,8 +32,8 @@ def parse_assignments(body: str, closer: str = "") -> KeyValues:
     (the engine config line) a last item that is not a closed bracket may be a cut value ('max_seq_len=81'
     of 8192), so it is not trusted either."""
     text = body.strip()
-    ended = bool(closer) and text.endswith(closer) and _depth(text) < 0
-    items, complete = _split_top(text[:-1] if ended else text)
+    ended = bool(closer) and text.endswith(closer) and _split_top(text)[2] < 0
+    items, complete, _ = _split_top(text[:-1] if ended else text)
     out = KeyValues()
     for i, item in enumerate(items):
         key, sep, value = item.partition("=")
@@ -55,7 +55,7 @@ def parse_mapping(body: str) -> KeyValues:
     closed = text.rstrip().endswith("}")
     if closed:
         text = text.rstrip()[:-1]
-    items, complete = _split_top(text)
+    items, complete, _ = _split_top(text)
     out = KeyValues()
     for i, item in enumerate(items):
         key, sep, value = _partition_colon(item)
@@ -102,22 +102,9 @@ def _json(text: str) -> Any:
     return json.loads(text)
 
 
-def _depth(text: str) -> int:
-    depth, quote = 0, None
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-    return depth
-
-
-def _split_top(text: str) -> tuple[list[str], bool]:
-    """Split at commas outside brackets and quotes; complete is False when the text ends inside one."""
+def _split_top(text: str) -> tuple[list[str], bool, int]:
+    """Split at commas outside brackets and quotes; complete is False when the text ends inside one; depth is
+    the bracket depth at the end (below 0: the text closes a bracket it did not open)."""
     items: list[str] = []
     depth, quote, start, escaped = 0, None, 0, False
     for i, ch in enumerate(text):
@@ -145,7 +132,7 @@ def _split_top(text: str) -> tuple[list[str], bool]:
     tail = text[start:]
     if tail.strip():
         items.append(tail)
-    return items, quote is None and depth <= 0
+    return items, quote is None and depth <= 0, depth
 
 
 def _partition_colon(item: str) -> tuple[str, str, str]:
