@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
-        scenario = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+        scenario = build_scenario(resolved, slos_from(resolved))
         if seed is not None:
             from ..sim.api import make_workload
             scenario.workload, scenario.seed = make_workload(scenario.spec, seed), seed

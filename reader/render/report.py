@@ -5,9 +5,10 @@ import json
 from typing import Any, Optional
 
 from ..diagnose.report import Diagnosis
-from ..diagnose.verdict import DEFAULT_NAMES
+from ..evidence.verdict import DEFAULT_NAMES
 from ..errors import ReaderError
 from .charts import Chart, Line, mermaid, thin
+from .evidence_view import view_helpers
 from .markdown import code, md, render
 
 FORMATS = ("markdown", "json", "sarif")
@@ -89,4 +90,4 @@ def markdown(d: Diagnosis) -> str:
     refused = [w for w in d.whatifs if w.status != "simulated"]
     return render("report.md.j2", d=d, verdict_paragraph=verdict_paragraph(d), names=DEFAULT_NAMES,
                   kv_chart=_kv_chart(d), whatif_chart=_whatif_chart(d, simulated), simulated=simulated,
-                  refused=refused, ms=ms, changes=changes_text)
+                  refused=refused, ms=ms, changes=changes_text, **view_helpers())

@@ -175,7 +175,8 @@ def evidence(run: EngineRun, queue: LatencyStats) -> StepEvidence:
         p50, p99 = np.percentile(d, [50, 99])
         spike = d >= p99
         st = StepTimeEvidence(
-            p50_ms=float(p50), p99_ms=float(p99), max_ms=float(d.max()), spike_steps=int(spike.sum()),
+            p50_ms=float(p50), mean_ms=float(d.mean()), p99_ms=float(p99), max_ms=float(d.max()),
+            spike_steps=int(spike.sum()),
             spike_mean_tokens=float(tokens[ran][spike].mean()),
             spike_mean_prefill_tokens=float(prefill[ran][spike].mean()),
             spike_mean_seqs=float(seqs[ran][spike].mean()), mean_tokens=float(tokens[ran].mean()),

@@ -40,6 +40,7 @@ class StepTimeEvidence(BaseModel):
     """Slow steps and what was in them, against the average step."""
 
     p50_ms: float | None = None
+    mean_ms: float | None = None
     p99_ms: float | None = None
     max_ms: float | None = None
     spike_steps: int = 0                  # steps at or above the P99 step time
