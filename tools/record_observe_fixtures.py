@@ -28,19 +28,12 @@ sys.path.insert(0, str(ROOT))
 from reader.observe.prometheus import fetch_range  # noqa: E402
 from tests.live._prometheus import prometheus_binary, prometheus_server  # noqa: E402
 from tests.live._server import live_server, venv_for  # noqa: E402
+from tests.live._observe_cases import BURSTS, CONSTRAINED, LIGHT, PACED  # noqa: E402
 from tests.live._traffic import Scraper, burst, paced, request_lengths  # noqa: E402
 
-COMMON = ["--max-num-seqs", "16", "--max-num-batched-tokens", "512", "--no-enable-prefix-caching",
-          "--skip-tokenizer-init", "--max-model-len", "2048"]
 CASES = {
-    # 24 blocks of 128 tokens for up to 16 requests of 100-700 prompt tokens: the KV cache is the limit.
-    # Five bursts of 80 (3 s apart): one burst's preemptions vary with the order its requests arrive in
-    # (9 to 15 in single-burst recordings), five make the total steadier.
-    "burst-kv": {"flags": ["--num-gpu-blocks-override", "24", *COMMON], "traffic": "burst", "bursts": 5,
-                 "pause_s": 3.0, "lengths": {"seed": 11, "count": 80, "prompt": (100, 700), "output": (16, 128)}},
-    # The default 1 GiB CPU KV cache (8,192 blocks), one request at a time: nothing limits it.
-    "light": {"flags": COMMON, "traffic": "paced", "gap_s": 1.0,
-              "lengths": {"seed": 12, "count": 12, "prompt": (100, 400), "output": (16, 32)}},
+    "burst-kv": {"flags": CONSTRAINED, "traffic": "burst", "load": BURSTS},
+    "light": {"flags": LIGHT, "traffic": "paced", "load": PACED},
 }
 SCRAPE_INTERVAL_S = 1.0
 
@@ -50,10 +43,10 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
     venv = venv_for(version)
     if venv is None:
         raise SystemExit(f"no vLLM {version} environment: eval \"$(bash tools/vllm_env.sh {version})\" first")
-    lengths_spec = spec["lengths"]
+    load = spec["load"]
     # one list of (prompt, output) lengths per burst, each drawn with the next seed
-    batches = [request_lengths(lengths_spec["seed"] + b, lengths_spec["count"], lengths_spec["prompt"],
-                               lengths_spec["output"]) for b in range(spec.get("bursts", 1))]
+    batches = [request_lengths(load["seed"] + b, load["count"], load["prompt"], load["output"])
+               for b in range(load.get("bursts", 1))]
     folder = out / case
     folder.mkdir(parents=True, exist_ok=True)
     prom_bin = prometheus_binary()
@@ -68,11 +61,11 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
                     started = time.time()
                     for b, lengths in enumerate(batches):
                         if b:
-                            time.sleep(spec["pause_s"])
+                            time.sleep(load["pause_s"])
                         if spec["traffic"] == "burst":
                             burst(server, lengths)
                         else:
-                            paced(server, lengths, spec["gap_s"])
+                            paced(server, lengths, load["gap_s"])
                     finished = time.time()
                     time.sleep(2 * SCRAPE_INTERVAL_S)
                 scraper.save(folder / "scrapes.prom.gz")
@@ -92,8 +85,8 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
         "server": {"model": "fixtures/live/tiny-llama (2-layer Llama, dummy weights)",
                    "flags": ["--load-format", "dummy", "--dtype", "bfloat16", "--enforce-eager", *spec["flags"]],
                    "env": {"VLLM_CPU_KVCACHE_SPACE": "1"}},
-        "traffic": {"kind": spec["traffic"], **{k: spec[k] for k in ("gap_s", "bursts", "pause_s") if k in spec},
-                    "lengths_spec": lengths_spec, "requests": [[list(x) for x in lengths] for lengths in batches],
+        "traffic": {"kind": spec["traffic"], "load": load,
+                    "requests": [[list(x) for x in lengths] for lengths in batches],
                     "started": started, "finished": finished},
         "scrape_interval_s": SCRAPE_INTERVAL_S, "scrapes": len(scraper.scrapes),
         "prometheus": bool(prom_bin),

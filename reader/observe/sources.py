@@ -33,7 +33,7 @@ def from_files(paths: list[str]) -> Collected:
         notes.append("a saved scrape without a vllm-reader header line: its file's modification time stands in "
                      "for when it was taken")
     names = ", ".join(paths) if len(paths) <= 3 else f"{paths[0]} and {len(paths) - 1} more"
-    return Collected([parse(s) for s in scrapes], f"saved scrapes ({names})", "scrapes", scrapes, notes)
+    return Collected([parse(s) for s in scrapes], names, "scrapes", scrapes, notes)
 
 
 @dataclass
@@ -71,8 +71,7 @@ def from_url(url: str, plan: LiveWindow, progress: Optional[ProgressFn] = None,
             break
         next_at += plan.interval_s
         sleep(max(0.0, min(next_at, started + plan.window_s) - clock()))
-    return Collected(snapshots, f"{len(scrapes)} scrapes of {page} over {scrapes[-1].time - scrapes[0].time:,.0f} s",
-                     "scrapes", scrapes)
+    return Collected(snapshots, page, "scrapes", scrapes)
 
 
 def _in_flight(snapshot: Snapshot) -> float:
@@ -111,8 +110,8 @@ def from_prometheus(spec: PrometheusRange, clock: Callable[[], float] = time.tim
         raise ReaderError(f"the Prometheus server at {spec.url} has no vLLM series{where} between "
                           f"{_when(start)} and {_when(end)}.", key="--prometheus",
                           hint="Check that it scrapes the vLLM server, the --range and --end, and --selector.")
-    return Collected(snapshots, f"Prometheus at {spec.url}{where}, {spec.range_s:,.0f} s up to {_when(end)} "
-                     f"every {step:g} s", "Prometheus points")
+    return Collected(snapshots, f"Prometheus at {spec.url}{where}", "Prometheus points",
+                     notes=[f"Prometheus range: {spec.range_s:,.0f} s up to {_when(end)}, a point every {step:g} s"])
 
 
 def _when(t: float) -> str:
