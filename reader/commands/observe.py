@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
                                          "RFC 3339, or now).")] = "now",
         step: Annotated[Optional[str], typer.Option("--step", help="With --prometheus: the query resolution "
                                                     "(default: the range over ~500 points, at least 1 s).")] = None,
-        selector: Annotated[Optional[str], typer.Option("--selector", help="With --prometheus: label matchers "
-                                                        "for one server, e.g. 'job=\"vllm\",instance=\"10.0.0.5:8000\"'.")] = None,
+        selector: Annotated[Optional[str], typer.Option(
+            "--selector", help="With --prometheus: label matchers for one server, e.g. "
+                               "'job=\"vllm\",instance=\"10.0.0.5:8000\"'.")] = None,
         served_model: Annotated[Optional[str], typer.Option("--served-model", help="The model_name label to read "
                                                             "when the endpoint serves several.")] = None,
         max_num_seqs: Annotated[Optional[int], typer.Option("--max-num-seqs", min=1, help="The server's "

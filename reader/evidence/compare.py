@@ -19,7 +19,8 @@ from .model import Evidence, Figure
 STEP_TIME = "the step-time model: the GPU, the model or its calibration differ from the server's"
 WORKLOAD = ("the load: arrivals and request lengths are rebuilt from the metrics' histograms (their pairing and "
             "order are not in the metrics)")
-KV_SIZE = "the KV cache: the memory the server had for it differs from the capacity model's (GPU, model or memory terms)"
+KV_SIZE = ("the KV cache: the memory the server had for it differs from the capacity model's (GPU, model or memory "
+           "terms)")
 SCHEDULER = "a scheduler setting, or the number of KV blocks, differs from the server's"
 TIME_AVERAGE = ("a time average, so the step-time model (how fast each burst of work is served, against the pauses "
                 "between them) moves it as much as the scheduler does")

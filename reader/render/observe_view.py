@@ -1,31 +1,21 @@
 """Render an observe report: Markdown (Jinja2), JSON (versioned schema) and SARIF 2.1.0."""
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from .. import __version__
-from ..errors import ReaderError
 from ..evidence.compare import figures
 from ..evidence.verdict import DEFAULT_NAMES
 from ..observe.names import BY_KEY
 from ..observe.report import ObserveReport
 from .evidence_view import quantity, view_helpers
+from .formats import render_as
 from .markdown import md, render
 from .report import ms
 
-FORMATS = ("markdown", "json", "sarif")
-
-
 def render_observation(r: ObserveReport, fmt: str = "markdown") -> str:
-    if fmt == "markdown":
-        return markdown(r)
-    if fmt == "json":
-        return json.dumps(r.model_dump(mode="json"), indent=2) + "\n"
-    if fmt == "sarif":
-        return json.dumps(sarif(r), indent=2) + "\n"
-    raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}.", key="--format")
+    return render_as(fmt, r, markdown, sarif)
 
 
 def verdict_paragraph(r: ObserveReport) -> str:

@@ -1,28 +1,18 @@
 """Render a Diagnosis: Markdown (Jinja2), JSON (versioned schema) and SARIF."""
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 from ..diagnose.report import Diagnosis
 from ..evidence.verdict import DEFAULT_NAMES
-from ..errors import ReaderError
 from .charts import Chart, Line, mermaid, thin
 from .evidence_view import view_helpers
+from .formats import render_as
 from .markdown import code, md, render
 
-FORMATS = ("markdown", "json", "sarif")
-
-
 def render_diagnosis(d: Diagnosis, fmt: str = "markdown") -> str:
-    if fmt == "markdown":
-        return markdown(d)
-    if fmt == "json":
-        return json.dumps(d.model_dump(mode="json"), indent=2) + "\n"
-    if fmt == "sarif":
-        from .diagnosis_sarif import sarif
-        return json.dumps(sarif(d), indent=2) + "\n"
-    raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}.", key="--format")
+    from .diagnosis_sarif import sarif
+    return render_as(fmt, d, markdown, sarif)
 
 
 def ms(value: Optional[float]) -> str:

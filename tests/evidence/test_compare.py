@@ -21,8 +21,9 @@ def test_standard_rows_agree_within_tolerance_and_flag_the_rest():
 
 
 def test_draws_give_the_median_and_the_range():
-    rows = {r.key: r for r in compare(Evidence(source="s", steps_with_output=1), Evidence(source="o", steps_with_output=100),
-                                      draws={"sched.steps": [90, 120, 101]}).rows}
+    comparison = compare(Evidence(source="s", steps_with_output=1), Evidence(source="o", steps_with_output=100),
+                         draws={"sched.steps": [90, 120, 101]})
+    rows = {r.key: r for r in comparison.rows}
     row = rows["sched.steps"]
     assert (row.predicted, row.predicted_low, row.predicted_high, row.draws) == (101, 90, 120, 3)
     assert row.agrees is True

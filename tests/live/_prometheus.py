@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 import urllib.parse
@@ -15,7 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator, Optional
 
-from ._server import free_port
+from ._server import free_port, stop_group
 
 
 def prometheus_binary() -> Optional[str]:
@@ -45,7 +44,8 @@ class LivePrometheus:
 
 
 @contextlib.contextmanager
-def prometheus_server(binary: str, targets: list[str], folder: Path, interval_s: float = 1.0) -> Iterator[LivePrometheus]:
+def prometheus_server(binary: str, targets: list[str], folder: Path,
+                      interval_s: float = 1.0) -> Iterator[LivePrometheus]:
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     config = folder / "prometheus.yml"
@@ -63,7 +63,7 @@ def prometheus_server(binary: str, targets: list[str], folder: Path, interval_s:
         _wait_ready(server, 60.0)
         yield server
     finally:
-        _stop(process)
+        stop_group(process, timeout=20.0)
 
 
 def _wait_ready(server: LivePrometheus, timeout: float) -> None:
@@ -77,17 +77,3 @@ def _wait_ready(server: LivePrometheus, timeout: float) -> None:
         except OSError:
             time.sleep(0.5)
     raise RuntimeError(f"Prometheus was not ready after {timeout:.0f} s:\n" + server.log()[-3000:])
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-

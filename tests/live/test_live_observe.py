@@ -130,9 +130,9 @@ def test_diagnose_metrics_agrees_with_the_server_on_steps_and_preemptions(five_b
     doc = json.loads(result.stdout)
     rows = {r["key"]: r for r in doc["comparison"]["rows"]}
     steps, preemptions = rows["sched.steps"], rows["sched.preemptions"]
-    print(f"\nsteps: predicted {steps['predicted']:.0f} ({steps['predicted_low']:.0f}-{steps['predicted_high']:.0f}), "
-          f"observed {steps['observed']:.0f}; preemptions: predicted {preemptions['predicted']:.0f} "
-          f"({preemptions['predicted_low']:.0f}-{preemptions['predicted_high']:.0f}), observed {preemptions['observed']:.0f}")
+    for name, row in (("steps", steps), ("preemptions", preemptions)):
+        print(f"\n{name}: predicted {row['predicted']:.0f} ({row['predicted_low']:.0f}-{row['predicted_high']:.0f} "
+              f"over {row['draws']} draws), observed {row['observed']:.0f}")
     assert abs(steps["predicted"] - steps["observed"]) <= 0.05 * steps["observed"]
     assert abs(preemptions["predicted"] - preemptions["observed"]) <= 0.30 * preemptions["observed"]
     assert rows["kv.blocks"]["agrees"] and doc["verdict"]["limit"] == doc["observed_verdict"]["limit"] == "kv_memory"

@@ -75,7 +75,8 @@ def test_a_live_url_is_scraped_over_the_window_until_idle(tmp_path):
 
     kept = tmp_path / "kept.prom.gz"
     with serving(answer) as url:
-        result = run(url, "--window", "60", "--interval", "0.2", "--until-idle", "--format", "json", "--save", str(kept))
+        result = run(url, "--window", "60", "--interval", "0.2", "--until-idle", "--format", "json",
+                     "--save", str(kept))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert set(served) == {"/metrics"}
@@ -132,7 +133,8 @@ def test_prometheus_gives_the_same_counts_and_verdict_as_the_direct_scrapes():
 
     span = recorded["range"]
     with serving(answer) as url:
-        result = run("--prometheus", url, "--end", f"{span['end']:.3f}", "--range", f"{span['end'] - span['start']:.3f}",
+        result = run("--prometheus", url, "--end", f"{span['end']:.3f}",
+                     "--range", f"{span['end'] - span['start']:.3f}",
                      "--step", "1s", "--selector", 'job="vllm"', "--format", "json")
     assert result.returncode == 0, result.stderr
     assert asked and asked[0].startswith("/api/v1/query_range?query=")
