@@ -30,8 +30,8 @@ from .scenario import Scenario
 MAX_DRAWS = 9
 DRAW_BUDGET_REQUESTS = 20_000
 # The rows compared on the simulations at the server's own speed.
-PACED_KEYS = ("kv.usage_mean", "sched.steps", "sched.preemptions", "sched.tokens_per_step", "sched.budget_fill",
-              "sched.running_mean", "sched.waiting_peak")
+PACED_KEYS = ("kv.usage_mean", "kv.time_full", "sched.steps", "sched.preemptions", "sched.tokens_per_step",
+              "sched.budget_fill", "sched.running_mean", "sched.running_peak", "sched.waiting_peak")
 
 
 class ScaledStepTime:

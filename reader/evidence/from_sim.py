@@ -27,7 +27,7 @@ def from_simulation(result: SimResult) -> Evidence:
         fraction_time_kv_above_95pct=ev.fraction_time_kv_above_95pct,
         samples=steps, sample_unit="steps",
         max_num_seqs=result.settings.get("max_num_seqs"), token_budget=ev.token_budget,
-        running_mean=ev.running_mean, waiting_peak=ev.waiting_peak, waiting_mean=ev.waiting_mean,
+        running_mean=ev.running_mean, running_peak=ev.running_peak, waiting_peak=ev.waiting_peak, waiting_mean=ev.waiting_mean,
         samples_blocked_by_kv=ev.steps_admission_blocked_by_kv,
         samples_seqs_full_blocks_free=ev.steps_seqs_full_blocks_free,
         samples_stopped_by_budget=stops.get("token_budget", 0) + stops.get("prompt_exceeds_budget", 0),

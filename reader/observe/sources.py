@@ -148,14 +148,14 @@ def save_scrapes(collected: Collected, path: str) -> None:
 
 def stderr_progress() -> ProgressFn:
     """One line per scrape on a terminal (rewritten in place); elsewhere one line every 15 s at most."""
-    last = [0.0]
+    last: list[Optional[float]] = [None]
     tty = sys.stderr.isatty()
 
     def show(text: str) -> None:
         if tty:
             sys.stderr.write("\r\033[K" + text)
             sys.stderr.flush()
-        elif time.monotonic() - last[0] >= 15.0:
+        elif last[0] is None or time.monotonic() - last[0] >= 15.0:
             last[0] = time.monotonic()
             print(text, file=sys.stderr, flush=True)
     return show

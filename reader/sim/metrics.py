@@ -199,6 +199,7 @@ def evidence(run: EngineRun, queue: LatencyStats) -> StepEvidence:
         kv_usage_mean=float((kv * span).sum() / total_time) if total_time > 0 else float(kv.mean()),
         fraction_time_kv_above_95pct=float(span[kv >= 0.95].sum() / total_time) if total_time > 0 else None,
         running_mean=float(np.mean(_column(run.step_running, np.int64))),
+        running_peak=int(_column(run.step_running, np.int64).max()),
         waiting_peak=int(waiting.max()),
         waiting_mean=float(waiting.mean()),
         queue_time_ms=queue,

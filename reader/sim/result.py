@@ -70,6 +70,7 @@ class StepEvidence(BaseModel):
     kv_usage_mean: float | None = None
     fraction_time_kv_above_95pct: float | None = None
     running_mean: float | None = None
+    running_peak: int = 0
     waiting_peak: int = 0
     waiting_mean: float | None = None
     queue_time_ms: LatencyStats = Field(default_factory=LatencyStats)

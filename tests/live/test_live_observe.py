@@ -77,10 +77,12 @@ def one_burst(constrained):
     server = constrained["server"]
     before = counters(server)
     watcher = subprocess.Popen([sys.executable, "-m", "reader", "observe", server.url, "--window", "300",
-                                "--interval", "1", "--until-idle", "--format", "json", "-q", *LIMITS],
+                                "--interval", "1", "--until-idle", "--format", "json", *LIMITS],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(3.0)   # its first scrape, before the traffic
+        # its progress line says the first scrape is taken: only then does the traffic start
+        first = watcher.stderr.readline()
+        assert first.startswith("scraped "), first + watcher.stderr.read()
         burst(server, request_lengths(BURSTS["seed"], BURSTS["count"], BURSTS["prompt"], BURSTS["output"]))
         out, err = watcher.communicate(timeout=300)
     finally:
