@@ -74,6 +74,7 @@ class ObservedLoad(BaseModel):
     output_len: Optional[HistogramData] = None
     prompt_mean: Optional[float] = None
     output_mean: Optional[float] = None
+    step_ms: Optional[float] = None     # the server's mean step while busy
 
 
 class Observation(BaseModel):
@@ -164,7 +165,7 @@ def observe(w: Window, settings: Settings, source: str, unit: str) -> Observatio
                         intervals=_intervals(w), prompt_len=HistogramData.of(prompt_h) if prompt_h else None,
                         output_len=HistogramData.of(output_h) if output_h else None,
                         prompt_mean=prompt_h.mean if prompt_h else None,
-                        output_mean=output_h.mean if output_h else None)
+                        output_mean=output_h.mean if output_h else None, step_ms=ev.step_ms_mean)
     if w.restarts_at:
         notes.append(f"the server's counters started again {len(w.restarts_at)} time(s) in the window (a restart): "
                      "increases count from zero after each")

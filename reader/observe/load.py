@@ -6,9 +6,10 @@ between snapshots: finished requests plus the change in those running or waiting
 say is drawn: which prompt went with which output, and the order within an interval; `seed` picks the draw.
 
 Arrivals: an interval whose arrivals were mostly still waiting at its end (BURST_WAITING of them) had them
-all at once, at its start: the server could not absorb them as they came, so when they came inside it
-matters little, while spreading them would let a faster simulated server absorb them. Any other interval's
-arrivals are spread evenly over it. A single snapshot gives only a mean rate (Poisson).
+all at once: the server could not absorb them as they came. They are placed where the steps the server ran
+after them begin (the interval's steps times its mean step while busy, back from the interval's end), so a
+burst that straddles two snapshots stays one burst. Any other interval's arrivals are spread evenly over it.
+A single snapshot gives only a mean rate (Poisson).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..errors import ReaderError
 from ..sim.workload import ArrivalSpec, LengthSpec, Workload, WorkloadSpec
-from .evidence import HistogramData, ObservedLoad
+from .evidence import HistogramData, Interval, ObservedLoad
 
 BURST_WAITING = 0.5
 
@@ -42,9 +43,12 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
         return np.cumsum(gaps), f"Poisson at the mean rate, {rate:.2f} req/s (one snapshot: arrivals not seen)"
     origin = load.intervals[0].start
     # (start, end, arrivals, all at once?) per interval with arrivals; those in the server at the start first
-    parts = [(0.0, 0.0, load.in_flight_at_start, True)] + [
-        (i.start - origin, i.end - origin, i.arrived, i.waiting_at_end >= BURST_WAITING * i.arrived)
-        for i in load.intervals if i.arrived > 0]
+    parts = [(0.0, 0.0, load.in_flight_at_start, True)]
+    for i in load.intervals:
+        if i.arrived > 0:
+            queued = i.waiting_at_end >= BURST_WAITING * i.arrived
+            start = _burst_start(i, load.step_ms) if queued else i.start
+            parts.append((start - origin, i.end - origin, i.arrived, queued))
     weights = np.array([p[2] for p in parts])
     if weights.sum() <= 0:
         return np.zeros(n), "all at once (the snapshots do not show when they came)"
@@ -61,6 +65,13 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
         return out, "all at once"
     return out, (f"as counted between snapshots: {bursts} burst(s) that queued, {spread} interval(s) spread "
                  "evenly")
+
+
+def _burst_start(interval: Interval, step_ms: Optional[float]) -> float:
+    """When a burst that queued came: its interval's steps, at the server's mean step, back from the end."""
+    if not step_ms:
+        return interval.start
+    return max(interval.start, interval.end - interval.steps * step_ms / 1000.0)
 
 
 def workload(load: ObservedLoad, seed: int = 0, max_model_len: Optional[int] = None) -> tuple[WorkloadSpec, Workload]:
