@@ -1,5 +1,5 @@
 """diagnose --metrics: the config's prediction, simulated on the load a real server's metrics show, beside what
-the server did (fixtures/live/metrics/burst-kv: the vLLM 0.32.0 CPU server with 24 KV blocks, 5 bursts of 80)."""
+the server did (fixtures/live/metrics/burst-kv: the vLLM 0.32.0 CPU server with 24 KV blocks, 8 bursts of 80)."""
 from __future__ import annotations
 
 import gzip
@@ -53,8 +53,8 @@ def test_both_sides_name_the_kv_cache(doc):
 
 
 def test_the_simulation_ran_the_observed_load(doc):
-    assert doc["workload"]["num_requests"] == doc["observed"]["num_requests"] == 400
-    assert doc["workload"]["description"].startswith("the observed load: 400 requests")
+    assert doc["workload"]["num_requests"] == doc["observed"]["num_requests"] == 640
+    assert doc["workload"]["description"].startswith("the observed load: 640 requests")
     assert rows(doc)["sched.tokens_per_step"]["agrees"]
 
 

@@ -96,7 +96,7 @@ def one_burst(constrained):
 
 @pytest.fixture(scope="module")
 def five_bursts(constrained, one_burst):
-    """Five bursts, scraped every second into a file; their time span for Prometheus."""
+    """The bursts of BURSTS, scraped every second into a file; their time span for Prometheus."""
     server = constrained["server"]
     path = constrained["folder"] / "scrapes.prom.gz"
     time.sleep(3.0)   # idle first, so that Prometheus's point just before the window follows the earlier burst
