@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
-                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in, write_output)
 
 ALL_MODES = ("naive", "static", "continuous", "chunked")
 
@@ -56,7 +56,8 @@ def register(app: typer.Typer) -> None:
             from ..diagnose.observed import observe_for
             from ..observe.sources import stderr_progress
             observed = observe_for(resolved, metrics, stderr_progress())
-        result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
+        with located_in(resolved):
+            result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
         write_output(render_diagnosis(result, fmt), output)
         if plot:
             from ..render.plots import write_diagnosis_plots
