@@ -15,7 +15,7 @@ from .errors import EXIT_BAD_INPUT, EXIT_INTERNAL, internal_error_message
 
 COMMAND_MODULES = (
     "diagnose", "check", "explain", "rules", "capacity", "step_time",
-    "simulate", "replay", "sweep", "catalog", "skill",
+    "simulate", "replay", "sweep", "plan", "catalog", "skill",
 )
 
 
