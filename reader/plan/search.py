@@ -101,6 +101,7 @@ class _Finalist:
     replicas: int
     feasible: bool
     shape: Shape
+    fewest: int  # the rate bound's fewest replicas: no use trying below
 
 
 class Planner:
@@ -256,19 +257,25 @@ class Planner:
                          "; more replicas stopped helping"))
 
     def _finalists(self, states: list[_ShapeState]) -> list[_Finalist]:
-        """The shapes worth tuning: the cheapest that meet the SLOs (at most one per GPU type), else the
-        nearest misses."""
-        met = [st for st in states if st.hi is not None]
-        met.sort(key=lambda st: (self._cost(st.shape, st.hi), -(self.plan.points[st.hi_point].margin or 0)))
+        """The shapes worth tuning: per GPU type the cheapest plan found (the cheapest `finalists` types), and
+        the nearest miss of a type without one: with vLLM's default knobs a shape may miss the SLOs and meet
+        them once the knobs move. Misses join when nothing was found, or (one) when the rate bound leaves them
+        room to be cheaper than the best plan found."""
+        met = sorted((st for st in states if st.hi is not None),
+                     key=lambda st: (self._cost(st.shape, st.hi), -(self.plan.points[st.hi_point].margin or 0)))
         out: list[_Finalist] = []
         for st in met:
-            if all(f.gpu != st.shape.gpu for f in out):
-                out.append(_Finalist(st.shape.gpu, st.candidate, st.hi, True, st.shape))
-        if not out:
-            missed = [st for st in states if st.last_fail is not None]
-            missed.sort(key=lambda st: -(self.plan.points[st.last_fail].margin or 0))
-            out = [_Finalist(st.shape.gpu, st.candidate, st.lo, False, st.shape) for st in missed]
-        return out[:self.req.finalists]
+            if all(f.gpu != st.shape.gpu for f in out) and len(out) < self.req.finalists:
+                out.append(_Finalist(st.shape.gpu, st.candidate, st.hi, True, st.shape, st.n_min))
+        best = self._cost(met[0].shape, met[0].hi) if met else math.inf
+        room = self.req.finalists if not out else 1
+        missed = sorted((st for st in states if st.hi is None and st.last_fail is not None),
+                        key=lambda st: -(self.plan.points[st.last_fail].margin or 0))
+        for st in missed:
+            if room and all(f.gpu != st.shape.gpu for f in out) and self._cost(st.shape, st.n_min) < best:
+                out.append(_Finalist(st.shape.gpu, st.candidate, st.lo, False, st.shape, st.n_min))
+                room -= 1
+        return out
 
     def _fine(self, finalists: list[_Finalist]) -> None:
         """Coordinate descent: each round moves, on every finalist, each knob its last simulation says binds,
@@ -338,7 +345,7 @@ class Planner:
 
     def _fewer_replicas(self, finalists: list[_Finalist]) -> None:
         """One replica fewer at a time, with the finalist's best two settings, while one still meets the SLOs."""
-        active = [f for f in finalists if f.feasible and f.replicas > 1]
+        active = [f for f in finalists if f.feasible and f.replicas > f.fewest]
         while active:
             if self._over_budget():
                 self.plan.skipped.append("trying fewer replicas on " + ", ".join(f.shape.label for f in active))
@@ -354,7 +361,7 @@ class Planner:
                 if met:
                     met.sort(key=lambda ci: _score(self.plan.points[ci[1]]), reverse=True)
                     f.candidate, f.replicas = met[0][0], f.replicas - 1
-                    if f.replicas > 1:
+                    if f.replicas > f.fewest:
                         still.append(f)
             active = still
 

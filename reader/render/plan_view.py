@@ -101,9 +101,10 @@ def _sizing_lines(plan: Plan) -> list[str]:
     w = plan.winner
     s = w.sizing
     unit = plan.traffic.unit
-    lines = [f"{_replicas(w.replicas)} {'carry' if w.replicas > 1 else 'carries'} {_load(plan, plan.traffic.total)}: "
-             f"{_load(plan, s.target_load)} each, sized for {_load(plan, s.sized_load)} ({plan.traffic.headroom:.0%} "
-             "headroom)."]
+    each = f": {_load(plan, s.target_load)} each" if w.replicas > 1 else ""
+    lines = [f"{_replicas(w.replicas)} {'carry' if w.replicas > 1 else 'carries'} {_load(plan, plan.traffic.total)}"
+             f"{each}, sized for {_load(plan, s.sized_load)}{' each' if w.replicas > 1 else ''} "
+             f"({plan.traffic.headroom:.0%} headroom)."]
     if s.capacity is not None:
         bound = "at least " if s.capacity_is_lower_bound else "up to about "
         lines.append(f"One replica meets the SLOs {bound}{_load(plan, s.capacity)} (the highest load simulated "
