@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         header = (f"{len(rows)} rules active for vLLM {version.tag_str} (of {len(ruleset.rules)})" if version
                   else f"{len(rows)} rules")
         if version and not version.exact:
-            header += f"; {version.requested} is read as {version.tag_str}, the nearest checked release at or below"
+            header += f"; {version.note()}"
         if fmt == "json":
             import json
 

@@ -155,6 +155,7 @@ class Context(BaseModel):
     vllm_version_origin: Literal["cli", "comment", "image", "none"] = "none"
     gpu: Optional[str] = None
     gpu_origin: Literal["cli", "comment", "manifest", "none"] = "none"
+    gpu_source: Optional[str] = None  # for a GPU read from the file: what named it ("node selector ...", line)
     gpu_count: Optional[int] = None
     gpu_count_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     num_nodes: Optional[int] = None

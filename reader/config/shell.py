@@ -36,9 +36,19 @@ class Word:
 
 
 @dataclass
+class Heredoc:
+    """The body of a `<<DELIM` here-document: data the command reads on stdin, written out verbatim here."""
+
+    body: str
+    line: int  # line of the body's first line
+    quoted: bool  # `<<'EOF'`: the shell expands nothing in the body
+
+
+@dataclass
 class Command:
     words: list[Word]
     line: int
+    heredocs: list[Heredoc] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +58,9 @@ class ShellCommand:
     tokens: list[Token]
     env: dict[str, str]
     line: int
+    heredocs: list[Heredoc] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)  # the shell's variables, for a command with heredocs
+    writes: list[str] = field(default_factory=list)  # files its `>` / `>>` redirections write
 
 
 @dataclass
@@ -60,6 +73,8 @@ class Lexer:
 
     def run(self) -> list[Command]:
         words: list[Word] = []
+        pending: list[tuple[str, bool, bool]] = []  # here-documents opened on this line: (delimiter, -, quoted)
+        heredocs: list[Heredoc] = []
         start_line = self.line
         while self.pos < len(self.text):
             ch = self.text[self.pos]
@@ -69,12 +84,17 @@ class Lexer:
                 self.pos += 1
             elif ch == "#" and self._word_boundary():
                 self._skip_comment()
+            elif self.text.startswith("<<", self.pos) and not self.text.startswith("<<<", self.pos):
+                pending.append(self._heredoc_operator())
             elif ch == "\n" or self._separator():
                 if ch == "\n":
                     self.pos += 1
                     self.line += 1
+                    heredocs += [self._heredoc_body(*p) for p in pending]
+                    pending = []
                 if words:
-                    self.commands.append(Command(words, start_line))
+                    self.commands.append(Command(words, start_line, heredocs))
+                    heredocs = []
                 words = []
                 start_line = self.line
             else:
@@ -82,8 +102,33 @@ class Lexer:
                     start_line = self.line
                 words.append(self._word())
         if words:
-            self.commands.append(Command(words, start_line))
+            self.commands.append(Command(words, start_line, heredocs))
         return self.commands
+
+    def _heredoc_operator(self) -> tuple[str, bool, bool]:
+        """`<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`: the delimiter, whether tabs are stripped, whether quoted."""
+        self.pos += 2
+        strip_tabs = self.text.startswith("-", self.pos)
+        self.pos += 1 if strip_tabs else 0
+        while self.pos < len(self.text) and self.text[self.pos] in " \t":
+            self.pos += 1
+        word = self._word()
+        return word.literal, strip_tabs, any(seg.quote for seg in word.segments)
+
+    def _heredoc_body(self, delimiter: str, strip_tabs: bool, quoted: bool) -> Heredoc:
+        first_line = self.line
+        lines: list[str] = []
+        while self.pos < len(self.text):
+            end = self.text.find("\n", self.pos)
+            end = len(self.text) if end < 0 else end
+            raw = self.text[self.pos:end]
+            self.pos = min(end + 1, len(self.text))
+            self.line += 1
+            text = raw.lstrip("\t") if strip_tabs else raw
+            if text.rstrip("\r") == delimiter:
+                break
+            lines.append(text)
+        return Heredoc("\n".join(lines) + "\n", first_line, quoted)
 
     def _continuation(self) -> bool:
         escape = "`" if self.powershell else "\\"
@@ -101,6 +146,8 @@ class Lexer:
         self.pos = len(self.text) if end < 0 else end
 
     def _separator(self) -> bool:
+        if self.text.startswith("&>", self.pos):
+            return False  # `&>file` redirects; it does not end the command
         for sep in ("&&", "||", ";", "|", "&"):
             if self.text.startswith(sep, self.pos):
                 self.pos += len(sep)
@@ -121,6 +168,10 @@ class Lexer:
             if self._continuation():
                 continue
             ch = self.text[self.pos]
+            if ch == "&" and (self.text.startswith("&>", self.pos) or (buf and buf[-1] in "<>")):
+                buf.append(ch)  # `2>&1`, `&>log`: part of a redirection word
+                self.pos += 1
+                continue
             if ch in " \t\r\n;&|":
                 break
             if ch == "'":
@@ -371,10 +422,38 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
             continue
         tokens: list[Token] = []
         scoped = Expander({**expander.variables, **prefix_env})
-        for word in words:
+        kept, writes = _without_redirections(words)
+        for word in kept:
             tokens += scoped.expand_word(word, file)
-        commands.append(ShellCommand(tokens, prefix_env, command.line))
+        commands.append(ShellCommand(tokens, prefix_env, command.line, command.heredocs,
+                                     dict(scoped.variables) if command.heredocs else {},
+                                     [scoped.expand_text(w)[0] for w in writes]))
     return commands
+
+
+_REDIRECTION = re.compile(r"^\d*(>>?|<<?|&>>?|>&|<&)(.*)$")
+
+
+def _without_redirections(words: list[Word]) -> tuple[list[Word], list[str]]:
+    """The command's words less its redirections (`> log`, `2>&1`, `&>log`, `< in`), which are the shell's and
+    not the program's arguments (a quoted `>` is an argument); and the files `>` / `>>` write."""
+    out: list[Word] = []
+    writes: list[str] = []
+    target_of: Optional[str] = None
+    for word in words:
+        if target_of is not None:
+            if target_of in (">", ">>"):
+                writes.append(word.literal)
+            target_of = None
+            continue
+        m = _REDIRECTION.match(word.literal) if word.segments and word.segments[0].quote == "" else None
+        if m is None:
+            out.append(word)
+        elif not m.group(2):
+            target_of = m.group(1)  # the target is the next word
+        elif m.group(1) in (">", ">>") and not m.group(2).startswith("&"):
+            writes.append(m.group(2))
+    return out, writes
 
 
 def _assign_all(words: list[Word], expander: Expander) -> None:

@@ -69,10 +69,18 @@ def test_old_store_boolean_takes_an_optional_value():
     assert got["enable_chunked_prefill"] is True
 
 
-def test_json_options_and_dotted_sub_keys_merge():
-    got, _ = flags("""vllm serve m --compilation-config '{"cudagraph_mode": "FULL"}' --compilation-config.mode 3 """
+def test_dotted_sub_keys_of_one_spelling_merge():
+    got, _ = flags("vllm serve m --compilation-config.mode 3 --compilation-config.pass_config.fuse_allreduce_rms=true")
+    assert got["compilation_config"] == {"mode": 3, "pass_config": {"fuse_allreduce_rms": True}}
+
+
+def test_dotted_sub_keys_replace_a_whole_json_value_and_other_spellings_as_vllm_does():
+    # vLLM appends each spelling's merged sub-keys after every other argument; argparse keeps the last.
+    got, d = flags("""vllm serve m --compilation-config '{"cudagraph_mode": "FULL"}' --compilation-config.mode 3 """
                    """-cc.pass_config.fuse_allreduce_rms=true""")
-    assert got["compilation_config"] == {"cudagraph_mode": "FULL", "mode": 3, "pass_config": {"fuse_allreduce_rms": True}}
+    assert got["compilation_config"] == {"pass_config": {"fuse_allreduce_rms": True}}
+    lost = [n.message for n in d.notes if n.level == "warning"]
+    assert len(lost) == 2 and all("is lost" in m for m in lost)
 
 
 @pytest.mark.parametrize("version, dest, value", [
