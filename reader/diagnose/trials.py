@@ -14,7 +14,8 @@ from typing import Any, Callable, Literal, Optional
 from pydantic import BaseModel
 
 from ..errors import ReaderError
-from ..sim.result import Evidence
+from ..evidence.from_sim import from_simulation
+from ..evidence.model import Evidence
 from .metrics import Metrics
 from .scenario import Change, Scenario, rebuild
 
@@ -62,7 +63,7 @@ def _trial(job: tuple["dict[str, Any] | Change", RuleErrors, bool]) -> Trial:
                                                  "(every request of the workload fits either way)")
     result = scenario.run()
     return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)),
-                 evidence=result.evidence)
+                 evidence=from_simulation(result))
 
 
 def prepare(base: Scenario, changes: "dict[str, Any] | Change", rule_errors: RuleErrors

@@ -320,8 +320,8 @@ class Planner:
         budget = self.scenarios[f.candidate].resolved.value("max_num_batched_tokens") or 0
         preempted = point.metrics.preemptions > 0
         return Signals(seqs_capped=stops.get("max_num_seqs", 0) > 0, preempted=preempted,
-                       kv_bound=preempted or ev.steps_admission_blocked_by_kv > 0,
-                       budget_full=ev.steps_budget_full > 0,
+                       kv_bound=preempted or (ev.samples_blocked_by_kv or 0) > 0,
+                       budget_full=(ev.budget_full_share or 0) > 0,
                        itl_binding=binding == "itl", itl_tight=binding == "itl" and ratios["itl"] < 1.25,
                        long_prompts=int(self.root.workload.prompt_len.max()) > budget)
 
