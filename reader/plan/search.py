@@ -31,11 +31,12 @@ from ..sim.workload import describe
 from . import result as R
 from .bounds import Bounds, below_floor, min_replicas, shape_bounds
 from .launch import build_launch
+from .closest import nearest_miss
+from .scoring import OVERLOADED, margin, mark_pareto, miss_words, overload, p99, score
 from .space import KNOBS, PARALLEL, Shape, Signals, knob_variants, model_max_len, shapes
 from .traffic import Traffic
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, simulations done, simulations in this round)
-OVERLOADED = 1.1  # offered / completed requests per second above which a growing queue counts as overload
 SEQS_CAP = 2048  # the largest max_num_seqs a plan tries
 FINE_ROUNDS = 8  # rounds of knob moves on the finalists
 STEPS = (2.0, 1.5)  # numeric knobs move by x2 until that stops helping, then by x1.5
@@ -139,9 +140,9 @@ class Planner:
         if finalists:
             self._fine(finalists)
         self._choose(states, finalists)
-        _mark_pareto(self.plan.points)
+        mark_pareto(self.plan.points)
         if self.plan.winner is None:
-            self.plan.closest = self._closest()
+            self.plan.closest = nearest_miss(self.plan, self.pinned)
         return self.plan
 
     def _shapes(self) -> list[_ShapeState]:
@@ -252,7 +253,7 @@ class Planner:
         res.outcome = "slos_missed"
         last = self.plan.points[st.last_fail] if st.last_fail is not None else None
         res.reason = (f"with vLLM's default knobs, {st.lo} replica(s) miss the SLOs"
-                      + (f" ({_miss_words(last, self.slos)})" if last is not None else "")
+                      + (f" ({miss_words(last, self.slos)})" if last is not None else "")
                       + ("; more replicas would exceed --max-gpus" if st.lo >= st.n_cap else
                          "; more replicas stopped helping"))
 
@@ -314,8 +315,8 @@ class Planner:
         if point is None or point.metrics is None or ev is None:
             return Signals()
         stops = ev.admission_stops
-        ratios = {metric: target / p99 for metric, target in self.slos.items()
-                  if (p99 := _p99(point.metrics, metric))}
+        ratios = {metric: target / tail for metric, target in self.slos.items()
+                  if (tail := p99(point.metrics, metric))}
         binding = min(ratios, key=ratios.get) if ratios else None
         budget = self.scenarios[f.candidate].resolved.value("max_num_batched_tokens") or 0
         preempted = point.metrics.preemptions > 0
@@ -336,8 +337,8 @@ class Planner:
         for f in finalists:
             own = self._point_of(f.candidate, f.replicas)
             scored = [(c, next(indices)) for c in by_finalist[id(f)]]
-            best = max(scored, key=lambda ci: _score(self.plan.points[ci[1]]), default=None)
-            if best is not None and (own is None or _score(self.plan.points[best[1]]) > _score(own)):
+            best = max(scored, key=lambda ci: score(self.plan.points[ci[1]]), default=None)
+            if best is not None and (own is None or score(self.plan.points[best[1]]) > score(own)):
                 f.candidate = best[0]
                 f.feasible = bool(self.plan.points[best[1]].meets_slos)
                 moved = True
@@ -359,7 +360,7 @@ class Planner:
             for f in active:
                 met = [(c, i) for (g, c), i in zip(jobs, points) if g is f and self.plan.points[i].meets_slos]
                 if met:
-                    met.sort(key=lambda ci: _score(self.plan.points[ci[1]]), reverse=True)
+                    met.sort(key=lambda ci: score(self.plan.points[ci[1]]), reverse=True)
                     f.candidate, f.replicas = met[0][0], f.replicas - 1
                     if f.replicas > f.fewest:
                         still.append(f)
@@ -368,7 +369,7 @@ class Planner:
     def _best_two(self, f: _Finalist) -> list[int]:
         tried = [p for p in self.plan.points if p.replicas == f.replicas and p.status == "simulated"
                  and self._shape_of(p.candidate) == f.shape]
-        tried.sort(key=_score, reverse=True)
+        tried.sort(key=score, reverse=True)
         out = [f.candidate]
         for p in tried:
             if p.candidate not in out and p.meets_slos:
@@ -391,8 +392,11 @@ class Planner:
                                                           else c.gpus_total, -(c.margin or 0), c.candidate))
         self.plan.best_per_gpu = ordered
         for f in finalists:
+            shape = self.plan.shapes[self._shape_index(f.shape)]
+            if f.feasible and shape.outcome != "planned":
+                shape.outcome, shape.reason = "planned", "meets the SLOs once the fine stage moved its knobs"
             if f.feasible:
-                self.plan.shapes[self._shape_index(f.shape)].replicas = f.replicas
+                shape.replicas = f.replicas
         if ordered:
             self.plan.winner = self._size(ordered[0])
 
@@ -470,52 +474,6 @@ class Planner:
         sc = self.scenarios[candidate]
         return build_launch(sc.resolved, self.traffic.share(replicas, load), self.slos, replicas)
 
-    def _closest(self) -> R.Closest:
-        done = [(i, p) for i, p in enumerate(self.plan.points) if p.metrics is not None and p.margin is not None]
-        out = R.Closest()
-        if done:
-            out.point = max(done, key=lambda ip: (ip[1].margin, -ip[0]))[0]
-        floors = [s.bounds for s in self.plan.shapes if s.bounds is not None]
-        for metric, target in self.slos.items():
-            p99s = [_p99(p.metrics, metric) for _, p in done if _p99(p.metrics, metric) is not None]
-            floor = min((b.itl_floor_ms if metric == "itl" else b.ttft_floor_ms for b in floors), default=None)
-            out.gaps.append(R.SloGap(metric=metric, target_ms=target, best_p99_ms=min(p99s) if p99s else None,
-                                     floor_ms=floor, met_somewhere=any(x <= target for x in p99s)))
-        ratios = [(g.best_p99_ms / g.target_ms, g.metric) for g in out.gaps if g.best_p99_ms is not None]
-        out.closest_metric = min(ratios)[1] if ratios else None
-        out.needs = self._needs(out)
-        return out
-
-    def _needs(self, closest: R.Closest) -> list[str]:
-        needs = []
-        refused = [s for s in self.plan.shapes if s.outcome == "refused_by_rules"]
-        if refused and len(refused) == len(self.plan.shapes):
-            needs.append(f"a config vLLM {self.plan.vllm_version} accepts: it refuses every shape, because of a "
-                         f"setting the config fixes ({refused[0].reason}); change it, or let the plan search it "
-                         f"with --vary ({', '.join(sorted(self.pinned)) or 'no pinned flags'})")
-        for g in closest.gaps:
-            if g.floor_ms is not None and g.floor_ms > g.target_ms:
-                needs.append(f"{g.metric}: every shape searched has a floor above the target (lowest {g.floor_ms:,.1f} "
-                             f"ms): a faster GPU, more tensor parallelism than --max-gpus/--gpus-per-node allow, or a "
-                             f"target of at least {g.floor_ms:,.0f} ms")
-            elif not g.met_somewhere and g.best_p99_ms is not None:
-                needs.append(f"{g.metric}: the lowest P99 simulated is {g.best_p99_ms:,.1f} ms against {g.target_ms:g} "
-                             f"ms; a target of {g.best_p99_ms:,.0f} ms would be met by the nearest plan")
-        if closest.gaps and all(g.met_somewhere for g in closest.gaps) and len(closest.gaps) > 1:
-            needs.append("each target is met by some configuration searched, but none meets all at once; relaxing the "
-                         f"{closest.closest_metric.upper()} target a little, or more GPUs, would close the gap")
-        short = [s for s in self.plan.shapes if s.outcome == "needs_more_gpus"]
-        capped = [s for s in self.plan.shapes if s.outcome == "slos_missed" and "exceed --max-gpus" in s.reason]
-        if short:
-            fewest = min(s.min_replicas * s.gpus for s in short)
-            needs.append(f"the load: by the rate bound at least {fewest} GPUs; raise --max-gpus (now "
-                         f"{self.req.max_gpus}) or lower --target-rate")
-        elif capped:
-            needs.append(f"the load: {', '.join(f'TP{s.tp} on {s.gpu}' for s in capped[:3])} still missed the SLOs "
-                         f"at the most replicas --max-gpus {self.req.max_gpus} allows; raise --max-gpus or lower the "
-                         "load")
-        return needs
-
     # ---- candidates and trials ------------------------------------------------------------------------
 
     def _candidate(self, shape: Shape, changes: dict[str, Any], base: Optional[int] = None
@@ -568,8 +526,8 @@ class Planner:
         if m is None:
             return p
         if self.traffic.kind in ("rate", "trace") and m.request_throughput:
-            p.overload = _overload(load, m, trial.evidence)
-        p.margin = _margin(m, self.slos, p.overload)
+            p.overload = overload(load, m, trial.evidence)
+        p.margin = margin(m, self.slos, p.overload)
         p.meets_slos = m.completed > 0 and p.margin >= 1.0 and p.overload is None
         p.output_per_gpu = m.output_throughput / self.plan.candidates[c].gpus
         return p
@@ -615,59 +573,6 @@ def _fewest_found(st: _ShapeState, states: list[_ShapeState]) -> Optional[int]:
     """The fewest GPUs another shape of st's GPU type has met the SLOs with."""
     return min((o.hi * o.shape.gpus for o in states if o.shape.gpu == st.shape.gpu and o.hi is not None
                 and o is not st), default=None)
-
-
-def _p99(m: Any, metric: str) -> Optional[float]:
-    return m.ttft_p99_ms if metric == "ttft" else m.itl_p99_ms
-
-
-def _overload(load: float, m: Any, evidence: Any) -> Optional[float]:
-    """offered / completed requests per second where the queue grew (a tenth of the requests waited at
-    once, and arrivals outran completions by a tenth); None where the replica keeps up. A stable run also
-    completes a little slower than requests arrive, because it ends one drain after the last arrival."""
-    ratio = load / m.request_throughput
-    queue_grew = evidence is not None and evidence.waiting_peak >= 0.1 * max(m.completed, 1)
-    return ratio if queue_grew and ratio >= OVERLOADED else None
-
-
-def _margin(m: Any, slos: dict[str, float], overload: Optional[float]) -> float:
-    """min over the SLOs of target / P99 (>= 1 where every one is met); without SLOs, how far below the
-    load the completions keep up."""
-    ratios = []
-    for metric, target in slos.items():
-        p99 = _p99(m, metric)
-        ratios.append(target / p99 if p99 else (math.inf if p99 == 0 else 0.0))
-    if not ratios:
-        return OVERLOADED / overload if overload else 1.0
-    return min(ratios)
-
-
-def _score(p: R.Point) -> tuple:
-    """At one load: meeting the SLOs first, then the margin to them, then output throughput."""
-    m = p.metrics
-    return (bool(p.meets_slos), round(p.margin or 0.0, 4), round(m.output_throughput, 1) if m else 0.0)
-
-
-def _miss_words(p: R.Point, slos: dict[str, float]) -> str:
-    if p.metrics is None:
-        return p.why_not or p.status
-    parts = [f"{metric.upper()} P99 {_p99(p.metrics, metric):,.0f} ms > {target:g} ms" for metric, target in slos.items()
-             if _p99(p.metrics, metric) is not None and _p99(p.metrics, metric) > target]
-    if p.overload and p.overload >= OVERLOADED:
-        parts.append(f"arrivals {p.overload:.1f}x what it completes")
-    return ", ".join(parts) or "the SLOs"
-
-
-def _mark_pareto(points: list[R.Point]) -> None:
-    """Pareto front over output tok/s per GPU (up), ITL P99 and TTFT P99 (down)."""
-    done = [p for p in points if p.metrics is not None and p.metrics.completed and p.output_per_gpu is not None]
-
-    def objectives(p: R.Point) -> tuple[float, float, float]:
-        return (-p.output_per_gpu, p.metrics.itl_p99_ms or math.inf, p.metrics.ttft_p99_ms or math.inf)
-
-    for p in done:
-        mine = objectives(p)
-        p.pareto = not any(all(a <= b for a, b in zip(objectives(q), mine)) and objectives(q) != mine for q in done)
 
 
 def _pinned(root: Scenario, vary: frozenset[str]) -> dict[str, Any]:
