@@ -34,11 +34,12 @@ def register(app: typer.Typer) -> None:
 
             version = choose_version(vllm_version)
         if matrix:
-            from ..rules_engine.matrix_render import render_matrix
+            from ..render.matrix_view import render_matrix
 
             write_output(render_matrix(ruleset, version.tag_str if version else None, fmt), None)
             return
-        from ..rules_engine.explain import catalog_markdown, catalog_rows, catalog_text
+        from ..render.rules_view import catalog_markdown, catalog_text
+        from ..rules_engine.explain import catalog_rows
 
         selected = ruleset.active(version.tag) if version else list(ruleset.rules)
         if theme:

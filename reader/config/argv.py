@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import ReaderError
+from ..errors import ReaderError, did_you_mean
 from ..versions import VersionTuple, format_version, known_versions
+from .constraints import parse_human_int, violated_bound, violated_key_bounds
 from .dotted import DOTTED_SINCE, DottedKeys
 from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
                         suggestions_any_version)
@@ -28,9 +29,6 @@ from .model import GivenFlag, Note, Placeholder
 from .tokens import Token, placeholder_name
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
-_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kmgtKMGT])$")
-_HUMAN_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
-                  "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 @dataclass
@@ -161,7 +159,7 @@ class ArgParser:
             raise ReaderError(
                 f"unknown vLLM option '{tok.spelling or base}': no vLLM release from "
                 f"{format_version(known_versions()[0])} to {format_version(known_versions()[-1])} accepts it"
-                + (f". Did you mean {' or '.join(hint)}?" if hint else "."),
+                + "." + did_you_mean(hint),
                 file=self._file(tok), line=self._line(tok), key=tok.spelling or base)
         # Known elsewhere: read it with the nearest release that has it, and mark it.
         other = flag_table(history.nearest_version(self.version))
@@ -244,6 +242,8 @@ class ArgParser:
         else:
             given.value = self._convert(spec, match, values, tok)
             given.invalid_choice = self._check_choices(spec, given.value)
+        if in_version and given.value is not None:
+            given.out_of_bounds = violated_bound(spec, given.value) or violated_key_bounds(spec, given.value)
         if spec.get("action") == "append" and existing is not None and isinstance(existing.value, list):
             given.value = existing.value + (given.value if isinstance(given.value, list) else [given.value])
         if existing is not None and not subkey and spec.get("action") != "append":
@@ -273,15 +273,17 @@ class ArgParser:
                     f"'{value.text}' is read as {json.dumps(parsed)}: vLLM {format_version(self.version)} still "
                     f"accepts the deprecated KEY=VALUE form, which vLLM {format_version(REMOVED_IN)} removed")))
                 return parsed
-            return _convert_scalar(spec["type"], value.text, spec)
+            return _convert_scalar(spec["type"], value.text, spec, self.table.parsers.get("human_int"))
         except (ValueError, json.JSONDecodeError) as err:
             raise ReaderError(
-                f"{spec_name(spec, tok)} got '{value.text}', which vLLM cannot read as "
+                f"{spec_name(spec, tok)} got '{value.text}', which vLLM {self.table.version_str} cannot read as "
                 f"{_type_words(spec['type'])}" + self._why_not(spec, value.text, err, kv_fallback),
                 file=self._file(value) or self._file(tok), line=self._line(value) or self._line(tok),
                 key=tok.spelling or spec_name(spec, tok)) from None
 
     def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
+        if str(err).startswith("decimals"):  # the release's human-readable integers refuse '1.5K'
+            return f": {err}."
         if kv_tried or spec["type"] == "kv_pairs":
             return f" ({err})."
         if spec["type"] == "json" and is_kv_form(text) and self.version >= REMOVED_IN:
@@ -406,15 +408,7 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def parse_human_int(text: str) -> int:
-    text = text.strip()
-    m = _HUMAN_INT.match(text)
-    if m:
-        return int(float(m.group(1)) * _HUMAN_FACTORS[m.group(2)])
-    return int(text)
-
-
-def _convert_scalar(kind: str, text: str, spec: dict[str, Any]) -> Any:
+def _convert_scalar(kind: str, text: str, spec: dict[str, Any], human_int: Optional[dict[str, Any]] = None) -> Any:
     if spec.get("nullable") and text in ("", "None"):
         return None
     if kind == "int":
@@ -422,11 +416,11 @@ def _convert_scalar(kind: str, text: str, spec: dict[str, Any]) -> Any:
     if kind == "float":
         return float(text)
     if kind == "human_int":
-        return parse_human_int(text)
+        return parse_human_int(text, human_int)
     if kind == "kv_pairs":
         return parse_kv_pairs(text)
     if kind == "human_int_or_auto":
-        return -1 if text.strip().lower() in ("auto", "-1") else parse_human_int(text)
+        return -1 if text.strip().lower() in ("auto", "-1") else parse_human_int(text, human_int)
     if kind == "bool_str":
         low = text.strip().lower()
         if low not in ("true", "false"):

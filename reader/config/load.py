@@ -104,7 +104,7 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
 def build_deployment(inv: Invocation, version: VersionChoice, path: str, options: LoadOptions,
                      origins: dict[str, str]) -> Deployment:
     notes = list(inv.notes)
-    tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
+    tokens = entries_to_tokens(inv.entries, version, notes, inv.entry_point) + inv.tokens
     parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version),
                        beyond_tables=version.requested if version.may_postdate_tables else None)
     parsed = parser.parse(tokens)
@@ -144,7 +144,8 @@ def _positional_allowed(inv: Invocation, version: VersionChoice) -> bool:
     return True
 
 
-def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note]) -> list[Token]:
+def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note],
+                      entry_point: str = "vllm serve") -> list[Token]:
     """Config-file entries become argument tokens the way this vLLM release converts its --config YAML."""
     table = flag_table(version.tag)
     v = version.tag
@@ -155,7 +156,7 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
         spelled = entry.spelling or key
         value = entry.value
         if isinstance(value, bool):
-            tokens += _bool_entry(entry, option, spelled, table, v, notes)
+            tokens += _bool_entry(entry, option, spelled, table, v, notes, entry_point)
         elif isinstance(value, list):
             if value:
                 tokens.append(Token(option, entry.loc, spelling=spelled))
@@ -173,7 +174,8 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
     return tokens
 
 
-def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note]) -> list[Token]:
+def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note],
+                entry_point: str) -> list[Token]:
     if entry.value:
         return [Token(option, entry.loc, spelling=spelled)]
     normalized = "--" + entry.key.replace("_", "-")
@@ -182,12 +184,16 @@ def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: 
     spec = matches[0].spec if len(matches) == 1 else None
     if spec is not None and spec.get("action") == "StoreBoolean":
         return [Token(option, entry.loc, spelling=spelled), Token("false", entry.loc)]
-    if v >= (0, 28, 0) and negation in table.spellings:
+    # From 0.28.0 a false boolean becomes its --no- negation when the parser reading the file has one. `vllm serve`
+    # reads the file with its top-level parser, which has no serve options, so there the value is still dropped
+    # (vllm/utils/argparse_utils.py load_config_file @ v0.32.0, verified against the real vLLM 0.32.0).
+    if v >= (0, 28, 0) and negation in table.spellings and entry_point != "vllm serve":
         return [Token(negation, entry.loc, spelling=spelled)]
     if negation in table.spellings or (option_history(negation) is not None):
+        later = ("" if entry_point == "vllm serve" else f" (from 0.28.0 it passes {negation})")
         notes.append(Note(level="warning", loc=entry.loc, key=spelled, message=(
-            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a --config file "
-            f"(from 0.28.0 it passes {negation}). Write '{negation[2:]}: true' to turn it off")))
+            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a `{entry_point}` "
+            f"--config file{later}. Write '{negation[2:]}: true' to turn it off")))
     return []
 
 
@@ -219,8 +225,8 @@ def _serving_config(flags: dict[str, GivenFlag], path: str) -> ServingConfig:
     values: dict[str, Any] = {}
     other: dict[str, Any] = {}
     for dest, flag in flags.items():
-        if flag.value is None or not flag.in_version:
-            continue
+        if flag.value is None or not flag.in_version or flag.out_of_bounds is not None:
+            continue  # a value vLLM refuses takes no part in what is resolved from the config
         target = values if dest in known else other
         target[dest] = _coerce(dest, flag.value)
     try:
@@ -253,6 +259,7 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         except json.JSONDecodeError:
             config = None
     if isinstance(config, dict):
+        _require_text(config, ("method", "model"), flags["speculative_config"])
         return SpeculativeSpec(
             method=config.get("method"), model=config.get("model"),
             num_speculative_tokens=_int_or_none(config.get("num_speculative_tokens")),
@@ -268,6 +275,17 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         return SpeculativeSpec(method=val("spec_method"), model=val("spec_model"),
                                num_speculative_tokens=val("spec_tokens"), spelled_as="spec_*")
     return None
+
+
+def _require_text(config: dict[str, Any], keys: tuple[str, ...], flag: GivenFlag) -> None:
+    """vLLM types these keys as strings and refuses anything else when it builds its config."""
+    for key in keys:
+        value = config.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ReaderError(f"{flag.option} sets '{key}' to {json.dumps(value)}, which is not a string: vLLM refuses "
+                              f"it when it builds its config ('Input should be a valid string').",
+                              file=flag.loc.file if flag.loc else None, line=flag.loc.line if flag.loc else None,
+                              key=f"{flag.dest}.{key}")
 
 
 def _int_or_none(value: Any) -> Optional[int]:

@@ -382,10 +382,20 @@ class _Resolver:
                   "off for hybrid (mamba) models" if value is False and self.r.engine == "v1" else
                   f"vLLM {format_version(self.v)} default for this model", entry["source"])
 
+    def _known_max_len(self) -> int:
+        """max_model_len as vLLM has it when it sizes the batch: 'auto' (-1) is resolved by then to at most the
+        model's positions, which stand in for it here; 0 when unknown."""
+        value = self.r.value("max_model_len") or 0
+        if value == -1 and self.model is not None:
+            return self.model.max_position_embeddings
+        return max(value, 0)
+
     def _batch_limits(self) -> None:
         tokens_given = self._given("max_num_batched_tokens")
         seqs_given = self._given("max_num_seqs")
-        max_len = self.r.value("max_model_len") or 0
+        max_len = self._known_max_len()
+        self._derive("max_model_len", max_len or None, "max_model_len as vLLM's scheduler checks see it: 'auto' (-1) "
+                     "is the model's longest length by then", "vllm/config/model.py _get_and_verify_max_len")
         chunked = bool(self.r.value("enable_chunked_prefill"))
         if self.r.engine == "v0":
             self._v0_batch_limits(tokens_given, seqs_given, max_len, chunked)

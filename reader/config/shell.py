@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..errors import ReaderError
 from .model import SourceLoc
 from .tokens import Token
 
@@ -67,6 +68,7 @@ class ShellCommand:
 class Lexer:
     text: str
     powershell: bool = False
+    file: Optional[str] = None  # for messages
     pos: int = 0
     line: int = 1
     commands: list[Command] = field(default_factory=list)
@@ -133,10 +135,20 @@ class Lexer:
     def _continuation(self) -> bool:
         escape = "`" if self.powershell else "\\"
         if self.text.startswith(escape + "\n", self.pos) or self.text.startswith(escape + "\r\n", self.pos):
+            if not self.text[self.pos:].lstrip(escape + "\r\n \t"):
+                self._fail(f"the last line ends with a continuation '{escape}' and nothing follows it: a line of the "
+                           "command is missing (or the continuation is left over)")
             self.pos += 2 if self.text[self.pos + 1] == "\n" else 3
             self.line += 1
             return True
+        if self.text[self.pos:].rstrip(" \t\r") == escape and escape == "\\":
+            self._fail("the text ends with a backslash that continues the line into nothing")
         return False
+
+    def _fail(self, message: str, line: Optional[int] = None) -> None:
+        raise ReaderError(f"cannot read the command line: {message}.", file=self.file, line=line or self.line,
+                          hint="Close the quote or remove the trailing continuation; vLLM would never get these "
+                               "arguments, because the shell refuses the line.")
 
     def _word_boundary(self) -> bool:
         return self.pos == 0 or self.text[self.pos - 1] in " \t\n;&|("
@@ -177,7 +189,8 @@ class Lexer:
             if ch == "'":
                 flush()
                 end = self.text.find("'", self.pos + 1)
-                end = len(self.text) if end < 0 else end
+                if end < 0:
+                    self._fail("a single quote (') is opened here and never closed")
                 chunk = self.text[self.pos + 1:end]
                 self.line += chunk.count("\n")
                 segments.append(Segment(chunk, "'"))
@@ -202,6 +215,7 @@ class Lexer:
         return Word(segments, line)
 
     def _double_quoted(self) -> str:
+        start_line = self.line
         self.pos += 1
         out: list[str] = []
         escape = "`" if self.powershell else "\\"
@@ -224,6 +238,8 @@ class Lexer:
                 self.line += 1
             out.append(ch)
             self.pos += 1
+        if self.pos >= len(self.text):
+            self._fail('a double quote (") is opened here and never closed', start_line)
         self.pos += 1
         return "".join(out)
 
@@ -395,7 +411,7 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
     expander = Expander(variables)
     commands: list[ShellCommand] = []
     env_file_lines = env_file_lines if env_file_lines is not None else []
-    for command in Lexer(text, powershell).run():
+    for command in Lexer(text, powershell, file).run():
         prefix_env: dict[str, str] = {}
         words: Optional[list[Word]] = list(command.words)
         if words and words[0].literal in ("export", "declare", "local", "readonly"):
