@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     bad_input_exits, write_output)
+                     write_output)
 
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "L40S")
 
@@ -63,19 +63,18 @@ def register(app: typer.Typer) -> None:
         """Plan a deployment: GPU type and count, parallelism and scheduler knobs, cheapest within the SLOs."""
         from ..render.plan_view import render_plan, with_files
 
-        with bad_input_exits():
-            result = _run(config, model, workload, slo_ttft_p99, slo_itl_p99, gpus, max_gpus, gpus_per_node, price,
-                          target_rate, headroom, vary, budget, seed, requests, workers, progress, vllm_version,
-                          set_values, pick, usage_context)
-            if fmt not in ("markdown", "json"):
-                from ..errors import ReaderError
-                raise ReaderError(f"unknown format '{fmt}': expected markdown or json.", key="--format")
-            result = with_files(result)
-            write_output(render_plan(result, fmt), output)
-            if write:
-                _write_files(result.files, write)
-            if plot:
-                _plot(result, plot)
+        if fmt not in ("markdown", "json"):
+            from ..errors import ReaderError
+            raise ReaderError(f"unknown format '{fmt}': expected markdown or json.", key="--format")
+        result = _run(config, model, workload, slo_ttft_p99, slo_itl_p99, gpus, max_gpus, gpus_per_node, price,
+                      target_rate, headroom, vary, budget, seed, requests, workers, progress, vllm_version,
+                      set_values, pick, usage_context)
+        result = with_files(result)
+        write_output(render_plan(result, fmt), output)
+        if write:
+            _write_files(result.files, write)
+        if plot:
+            _plot(result, plot)
         raise typer.Exit(0 if result.winner is not None else 1)
 
 
