@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ..capacity.api import Capacity
 from ..logs.reading import LogReading, Refusal
 from .report import FindingRef
-from .verdict import Verdict, startup_verdict
+from ..evidence.verdict import Verdict, startup_verdict
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}|\.\.\.")
 

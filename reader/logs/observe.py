@@ -25,7 +25,11 @@ def attach_log(diagnosis: Any, resolved: Any, reading: LogReading) -> None:
         predicted.num_gpu_blocks = int(capacity.num_gpu_blocks.value)
     observed = log_evidence(reading)
     reasons = {}
-    if resolved.gpu_assumed:
+    if reading.kv.device == "CPU":
+        reasons["memory"] = (
+            "the log is of vLLM's CPU backend (KV memory set by VLLM_CPU_KVCACHE_SPACE, 128-token blocks), the "
+            f"prediction of {resolved.gpu.id if resolved.gpu else 'a GPU'}")
+    elif resolved.gpu_assumed:
         reasons["memory"] = (f"the GPU was not given and {resolved.gpu.id} was assumed: the log's device may be another "
                              "one (give --gpu)")
     notes = [f"{reading.source}: {n}" for n in reading.notes]
@@ -37,8 +41,18 @@ def attach_log(diagnosis: Any, resolved: Any, reading: LogReading) -> None:
     for row in comparison.rows:
         if row.key in _not_in_log(reading):
             row.observed, row.difference, row.agrees, row.exact = None, None, None, False
+    if diagnosis.comparison is not None:  # --metrics too: its rows stand, the log adds what only it measured
+        known = {row.key for row in diagnosis.comparison.rows}
+        diagnosis.comparison.rows.extend(r for r in comparison.rows if r.group == "memory" and r.key not in known)
+        diagnosis.comparison.notes.extend(n for n in notes if n not in diagnosis.comparison.notes)
+        return
     diagnosis.observed = observed
     diagnosis.comparison = comparison
+    if reading.stats:
+        from ..diagnose.scenario import slos_from
+        from ..evidence.verdict import decide
+
+        diagnosis.observed_verdict = decide(observed, slos_from(resolved), None)
 
 
 def _not_in_log(reading: LogReading) -> set[str]:

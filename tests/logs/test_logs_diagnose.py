@@ -16,8 +16,9 @@ MODELS = ROOT / "fixtures" / "live"
 
 
 def run(path: Path, model: str | None = None, **options):
-    resolved = resolve(load_deployment(str(path), LoadOptions(model=model, **options)), model_override=model)
-    return diagnose(resolved, workload={"preset": "chat", "num_requests": 60}, whatifs=False)
+    options = LoadOptions(model=model, workload={"preset": "chat", "num_requests": 60}, **options)
+    resolved = resolve(load_deployment(str(path), options), model_override=model)
+    return diagnose(resolved, whatifs=False)
 
 
 def test_a_started_log_is_diagnosed_with_the_kv_cache_vllm_measured():

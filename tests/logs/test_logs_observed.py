@@ -34,12 +34,17 @@ enable_prefix_caching: false
 """
 
 
-def rows(config: Path, log: Path, *extra: str) -> dict:
-    result = runner.invoke(app, ["diagnose", str(config), "--log", str(log), "--format", "json", *extra])
+def diagnosis(config: Path, log: Path, *extra: str) -> dict:
+    result = runner.invoke(app, ["diagnose", str(config), "--log", str(log), "--format", "json", "--no-whatifs",
+                                 *extra])
     assert result.exit_code in (0, 1), result.output
     data = json.loads(result.output)
     assert data["observed"]["source"] == "log"
-    return {row["key"]: row for row in data["comparison"]["rows"]}
+    return data
+
+
+def rows(config: Path, log: Path, *extra: str) -> dict:
+    return {row["key"]: row for row in diagnosis(config, log, *extra)["comparison"]["rows"]}
 
 
 def test_each_logged_memory_term_sits_beside_its_prediction(tmp_path):
@@ -58,10 +63,13 @@ def test_each_logged_memory_term_sits_beside_its_prediction(tmp_path):
 def test_the_stats_lines_are_the_observed_load(tmp_path):
     config = tmp_path / "kv-bound.yaml"
     config.write_text(KV_BOUND.format(model="tiny-llama"))
-    got = rows(config, LIVE / "vllm-0.32.0-cpu-kv-bound.log", "--vllm-version", "0.32.0", "--model", TINY)
+    data = diagnosis(config, LIVE / "vllm-0.32.0-cpu-kv-bound.log", "--vllm-version", "0.32.0", "--model", TINY)
+    got = {row["key"]: row for row in data["comparison"]["rows"]}
     assert got["kv.blocks"]["observed"] == 24 and got["kv.blocks"]["predicted"] == 24
     assert got["kv.usage_peak"]["observed"] == 100.0
     assert got["sched.running_mean"]["observed"] > 0 and got["sched.waiting_peak"]["observed"] >= 10
+    # the scoring rules, on what the stats lines saw (24 blocks, 18 waiting, the cache full): the KV cache limits
+    assert data["observed_verdict"]["limit"] == "kv_memory"
 
 
 def test_a_log_that_is_not_one_is_refused(tmp_path):
