@@ -50,10 +50,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fit the step-time model to bench results (or measured steps) and write a calibration profile."""
         from ..calibration.run import calibrate_command
-        from .common import bad_input_exits
 
-        with bad_input_exits():
-            text = calibrate_command(inputs or [], bench or [], hold_out or [], steps, output, name, device_kind,
+        typer.echo(calibrate_command(inputs or [], bench or [], hold_out or [], steps, output, name, device_kind,
                                      device_memory_gib, fmt, vllm_version, gpu, model, set_values, pick,
-                                     usage_context)
-        typer.echo(text)
+                                     usage_context))

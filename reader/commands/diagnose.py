@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
-                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in, write_output)
 
 ALL_MODES = ("naive", "static", "continuous", "chunked")
 
@@ -33,14 +33,19 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Optional[str], typer.Option("--plot", help="Also write charts into this folder (.svg; "
                                                     ".png with the plot extra: --plot DIR:png).")] = None,
         workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Processes for the what-ifs.")] = None,
+        log: Annotated[Optional[str], typer.Option("--log", help="A vLLM log of this deployment (or - for standard "
+                                                   "input): its measured memory and stats lines beside the "
+                                                   "prediction.")] = None,
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
         calibration: CalibrationOpt = None,
+        metrics: Annotated[Optional[list[str]], typer.Option(
+            "--metrics", help="A running server's metrics to set the prediction beside: its /metrics URL, saved "
+                              "scrapes, or an `observe --format json` report.")] = None,
     ) -> None:
         """Diagnose a vLLM config: the limiting default, the evidence, and re-simulated changes."""
         from ..diagnose.run import diagnose as run_diagnosis
-        from ..diagnose.scenario import slos_from
         from ..errors import ReaderError
         from ..render.report import render_diagnosis
 
@@ -50,8 +55,23 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99, calibration=calibration)
         resolved = load_and_resolve(config, options)
-        result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
-                               whatifs=whatifs, workers=workers)
+        observed = None
+        if metrics:
+            from ..diagnose.observed import observe_for
+            from ..observe.sources import stderr_progress
+            observed = observe_for(resolved, metrics, stderr_progress())
+        with located_in(resolved):
+            result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
+        if log:
+            from ..logs.observe import attach_log
+            from ..logs.read import read_log
+            from ..logs.report import NOT_A_LOG, read_text_arg
+
+            text, source = read_text_arg(log)
+            reading = read_log(text, source)
+            if not reading.is_vllm_log:
+                raise ReaderError(NOT_A_LOG, file=source, key="--log")
+            attach_log(result, resolved, reading)
         write_output(render_diagnosis(result, fmt), output)
         if plot:
             from ..render.plots import write_diagnosis_plots

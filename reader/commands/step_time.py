@@ -29,12 +29,8 @@ def register(app: typer.Typer) -> None:
                                         "calibrate` (default: the shipped H200 profile)."),
     ) -> None:
         """Predict one step's time (roofline from a calibration profile), split into its parts."""
-        from .common import bad_input_exits
-
-        with bad_input_exits():
-            output = run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
-                         kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt, calibration=calibration)
-        typer.echo(output)
+        typer.echo(run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
+                       kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt, calibration=calibration))
 
 
 def parse_batch(text: str):

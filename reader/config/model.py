@@ -11,6 +11,8 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from ..logs.reading import LogReading
+
 
 class SourceLoc(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -42,6 +44,16 @@ class Placeholder(BaseModel):
     loc: Optional[SourceLoc] = None
 
 
+class BoundViolation(BaseModel):
+    """A value outside the bounds this vLLM release enforces (reader/config/constraints.py)."""
+
+    name: str  # the setting, or `dest.key` inside a JSON option
+    value: Any
+    requirement: str  # e.g. ">= 1"
+    vllm_message: str  # what vLLM says when it refuses the value
+    source: str  # where in vLLM's source the bound is
+
+
 class GivenFlag(BaseModel):
     """One vLLM flag as the user gave it."""
 
@@ -54,6 +66,7 @@ class GivenFlag(BaseModel):
     in_version: bool = True  # False: the chosen vLLM version does not register this flag
     versions_with_flag: Optional[str] = None  # e.g. "0.6.3..0.17.1", when not in_version
     invalid_choice: Optional[list[Any]] = None  # the version's argparse choices, when the value is not one
+    out_of_bounds: Optional[BoundViolation] = None  # the release's bound the value breaks
     unresolved: list[str] = Field(default_factory=list)  # placeholders left in the value
     notes: list[str] = Field(default_factory=list)
 
@@ -152,9 +165,10 @@ class Context(BaseModel):
     """What the config file alone does not say: version, hardware, workload, entry point."""
 
     vllm_version: Optional[str] = None
-    vllm_version_origin: Literal["cli", "comment", "image", "none"] = "none"
+    vllm_version_origin: Literal["cli", "comment", "image", "log", "none"] = "none"
     gpu: Optional[str] = None
     gpu_origin: Literal["cli", "comment", "manifest", "none"] = "none"
+    gpu_source: Optional[str] = None  # for a GPU read from the file: what named it ("node selector ...", line)
     gpu_count: Optional[int] = None
     gpu_count_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     num_nodes: Optional[int] = None
@@ -184,3 +198,4 @@ class Deployment(BaseModel):
     context: Context = Field(default_factory=Context)
     notes: list[Note] = Field(default_factory=list)
     placeholders: list[Placeholder] = Field(default_factory=list)
+    log: Optional[LogReading] = None  # when the source is a vLLM log: what it measured and said

@@ -14,7 +14,7 @@ from ..config.edit import with_flags
 from ..config.model import Deployment
 from ..config.resolve import ResolvedDeployment, resolve
 from ..pipeline import capacity_request, step_time_model, workload_spec
-from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, make_workload, simulate
+from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, Workload, make_workload, simulate
 
 # Acceptance rate per drafted token when the workload does not say: a round middle-of-the-road figure
 # per method family (published acceptance varies from ~0.3 to ~0.8 with model, data and k). Stated in
@@ -36,6 +36,7 @@ class Scenario:
     slos_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seed: int = 0
+    kv_correction: tuple[float, str] = (0.0, "")  # what a log measured beyond our estimate, for the what-ifs
 
     @property
     def starts(self) -> bool:
@@ -53,11 +54,10 @@ class Scenario:
         return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s}
 
 
-def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
-              itl_p99_ms: Optional[float] = None) -> dict[str, float]:
+def slos_from(r: ResolvedDeployment) -> dict[str, float]:
+    """The SLOs the deployment was given (--slo-* options win over the comment block when it is loaded)."""
     ctx = r.deployment.context
-    ttft = ttft_p99_ms if ttft_p99_ms is not None else ctx.slo_ttft_p99_ms
-    itl = itl_p99_ms if itl_p99_ms is not None else ctx.slo_itl_p99_ms
+    ttft, itl = ctx.slo_ttft_p99_ms, ctx.slo_itl_p99_ms
     out = {}
     if ttft:
         out["ttft"] = float(ttft)
@@ -66,27 +66,74 @@ def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
     return out
 
 
-def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
-                   spec: Any = None, generated: Any = None) -> Scenario:
-    """From a resolved deployment: capacity, step-time model, workload and scheduler settings."""
-    spec = spec if spec is not None else workload_spec(resolved, workload)
+def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None,
+                   spec: Any = None, generated: Any = None,
+                   kv_correction: Optional[tuple[float, str]] = None) -> Scenario:
+    """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
+    the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
+    spec = spec if spec is not None else workload_spec(resolved)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
-    cap = compute_capacity(capacity_request(resolved, generated))
+    measured = kv_correction is None
+    cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
+                                            kv_correction=kv_correction or (0.0, "")))
     notes: list[str] = []
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
+    correction = kv_correction or _logged_correction(resolved, generated, cap)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
                     step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
-                    notes=notes, seed=spec.seed)
+                    notes=notes, seed=spec.seed, kv_correction=correction)
 
 
-def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
-    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
-    deployment: Deployment = with_flags(base.resolved.deployment, changes)
+@dataclass(frozen=True)
+class Change:
+    """What one trial changes: vLLM flags, and (for a plan) the GPU type and count and the traffic one
+    replica sees. None keeps the base's."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    gpu: Optional[str] = None
+    gpu_count: Optional[int] = None
+    workload: Any = None  # a WorkloadSpec (drawn with its own seed) or a Workload (concrete requests)
+
+
+def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
+    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs unless the
+    Change gives another GPU or workload). A deployment read from a log is estimated again, moved by what the
+    log measured beyond the estimate at its own settings."""
+    change = changes if isinstance(changes, Change) else Change(flags=changes)
+    deployment: Deployment = with_flags(base.resolved.deployment, change.flags)
+    if change.gpu is not None or change.gpu_count is not None:
+        context = deployment.context.model_copy(update=_hardware(change))
+        deployment = deployment.model_copy(update={"context": context})
     b = base.resolved
-    device = b.gpu if b.gpu is not None and b.gpu.vendor == "other" else None  # a calibrated stand-in
+    # the calibration travels with every trial; a device it stands in for stays, unless the trial changes GPU
+    device = b.gpu if b.gpu is not None and b.gpu.vendor == "other" and change.gpu is None else None
     resolved = resolve(deployment, model_override=_override(b), calibration=b.calibration,
                        calibration_path=b.calibration_path, device=device)
-    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
+    spec, generated = base.spec, base.workload
+    if isinstance(change.workload, Workload):
+        generated = change.workload
+    elif change.workload is not None:
+        spec, generated = change.workload, make_workload(change.workload, change.workload.seed)
+    same_hardware = change.gpu is None and change.gpu_count is None  # else the log's measurements do not apply
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=spec, generated=generated,
+                          kv_correction=base.kv_correction if same_hardware else (0.0, ""))
+
+
+def _hardware(change: Change) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if change.gpu is not None:
+        out.update(gpu=change.gpu, gpu_origin="cli")
+    if change.gpu_count is not None:
+        out.update(gpu_count=change.gpu_count, gpu_count_origin="cli")
+    return out
+
+
+def _logged_correction(resolved: ResolvedDeployment, generated: Any, measured: Capacity) -> tuple[float, str]:
+    if resolved.deployment.log is None or not measured.workers:
+        return 0.0, ""
+    estimated = compute_capacity(capacity_request(resolved, generated, measured=False))
+    delta = measured.workers[0].available_kv.value - estimated.workers[0].available_kv.value
+    return delta, "what the log measured beyond the estimate at its own settings"
 
 
 def _override(r: ResolvedDeployment) -> Optional[str]:
@@ -98,7 +145,7 @@ def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -
     block_size = v("block_size") or 16
     # The simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size"
     # log line) already divides hybrid models' blocks among their groups.
-    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size + 1
+    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
                      "(V0 scheduled prefills and decodes in separate steps)")
