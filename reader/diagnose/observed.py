@@ -46,6 +46,14 @@ class ScaledStepTime:
     def __call__(self, batch: Any) -> float:
         return self.factor * self.model(batch)
 
+    @property
+    def host_overhead_s(self) -> float:  # host times stay the calibration's: the factor scales model steps
+        return self.model.host_overhead_s
+
+    @property
+    def front_end_s(self) -> float:
+        return self.model.front_end_s
+
 
 def settings_of(r: ResolvedDeployment) -> Settings:
     return Settings(max_num_seqs=r.value("max_num_seqs"), max_num_batched_tokens=r.value("max_num_batched_tokens"))
