@@ -164,7 +164,7 @@ def bench_serve(venv: Path, server: LiveServer, runs: list[tuple[Path, list[str]
                 raise RuntimeError(f"vllm bench serve ran past {timeout:.0f} s: see {log_path}")
             process.wait(timeout=max(1.0, deadline - time.monotonic()))
         finally:
-            _stop(process)
+            stop_group(process)
     missing = [str(path) for path, _ in runs if not path.is_file()]
     if process.returncode != 0 or missing:
         raise RuntimeError(f"vllm bench serve failed ({process.returncode}; missing {missing}): see {log_path}")
