@@ -40,6 +40,9 @@ HEADER = """\
 #   status: rule          rules: [VR...]  the rules that report it (their versions cover `found`)
 #   status: bound         option: --flag  a bound tools/import_flags.py extracted into rules/flags/ (VR116)
 #   status: not-modelled  why: <one of WHY below>, reason: a sentence
+#   status: type          option: --flag  a key type tools/import_flags.py extracted into rules/flags/ (VR119)
+# `beyond_sites` names the rules that model a refusal which is no `raise` of vLLM's (a pydantic bound or type on a
+# value vLLM derives, a bare KeyError), with why.
 # tests/rules/test_rules_coverage.py keeps this table, the rules and the flag tables in step.
 """
 
@@ -91,7 +94,8 @@ def merge(sites: dict[str, dict[str, Any]], table: dict[str, Any]) -> tuple[dict
         entry.update(kept or {"status": "todo"})
         refusals.append(entry)
     dropped = sorted(set(old) - set(sites))
-    return {"schema": 1, "inventoried": INVENTORIED, "why": table.get("why", {}), "refusals": refusals}, dropped
+    return {"schema": 1, "inventoried": INVENTORIED, "why": table.get("why", {}),
+            "beyond_sites": table.get("beyond_sites", {}), "refusals": refusals}, dropped
 
 
 def main() -> None:
