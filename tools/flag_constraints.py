@@ -45,21 +45,24 @@ def _number(node: ast.AST) -> Optional[float | int]:
 
 
 def _field_call(value: Optional[ast.AST], annotation: ast.AST) -> Optional[ast.Call]:
-    if isinstance(value, ast.Call) and _name(value.func) == "Field":
+    if isinstance(value, ast.Call) and node_name(value.func) == "Field":
         return value
-    if isinstance(annotation, ast.Subscript) and _name(annotation.value) == "Annotated":
+    if isinstance(annotation, ast.Subscript) and node_name(annotation.value) == "Annotated":
         parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
         for part in parts[1:]:
-            if isinstance(part, ast.Call) and _name(part.func) == "Field":
+            if isinstance(part, ast.Call) and node_name(part.func) == "Field":
                 return part
     return None
 
 
-def _name(node: ast.AST) -> str:
+def node_name(node: ast.AST) -> str:
+    """The name a node ends in: `x` for `x`, `a.b.x` and `x(...)`."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         return node.attr
+    if isinstance(node, ast.Call):
+        return node_name(node.func)
     return ""
 
 
@@ -100,8 +103,8 @@ def _raised_text(body: list[ast.stmt]) -> tuple[bool, Optional[str], Optional[st
             exc = stmt.exc
             if isinstance(exc, ast.Call):
                 message = text_of(exc.args[0]) if exc.args else None
-                return True, _name(exc.func), message
-            return True, _name(exc), None
+                return True, node_name(exc.func), message
+            return True, node_name(exc), None
     return False, None, None
 
 
@@ -156,7 +159,7 @@ def class_bounds(path: Path, rel: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def _runs_at_build(fn: ast.FunctionDef) -> bool:
-    after = any(_name(d.func if isinstance(d, ast.Call) else d) == "model_validator" for d in fn.decorator_list)
+    after = any(node_name(d.func if isinstance(d, ast.Call) else d) == "model_validator" for d in fn.decorator_list)
     return after or fn.name in RUNS_AT_BUILD or fn.name.startswith(RUNS_AT_BUILD_PREFIX)
 
 
@@ -204,7 +207,7 @@ def _describe_human_int(fn: ast.FunctionDef, rel: str) -> dict[str, Any]:
     pattern, multipliers = None, {}
     binary_refuses_decimals = False
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _name(node.func) in ("fullmatch", "match") and node.args:
+        if isinstance(node, ast.Call) and node_name(node.func) in ("fullmatch", "match") and node.args:
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 pattern = node.args[0].value
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and isinstance(node.targets[0], ast.Name):
@@ -215,7 +218,7 @@ def _describe_human_int(fn: ast.FunctionDef, rel: str) -> dict[str, Any]:
             multipliers[node.targets[0].id] = table
         if isinstance(node, ast.Try):
             # `int(number) * mult` inside a try that re-raises: decimals before a binary suffix are refused
-            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and _name(c.func) == "int"]
+            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and node_name(c.func) == "int"]
             if calls and any(isinstance(h, ast.ExceptHandler) for h in node.handlers):
                 binary_refuses_decimals = True
     decimal = next((t for name, t in multipliers.items() if "decimal" in name), {})
@@ -280,7 +283,7 @@ class TypeReader:
                                      for n in tree.body)
             for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
                 self.classes.setdefault(cls.name, cls)
-                names = [_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+                names = [node_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
                 by_config = "config" in names and config_decorator_is_pydantic
                 by_dataclass = "dataclass" in names and pydantic_dataclass
                 self.pydantic.setdefault(cls.name, by_config or by_dataclass)
@@ -294,12 +297,12 @@ class TypeReader:
         seen.add(cls_name)
         out: dict[str, dict[str, Any]] = {}
         for base in cls.bases:
-            out.update(self.fields(_name(base), seen))
+            out.update(self.fields(node_name(base), seen))
         for stmt in cls.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
-            if _name(stmt.annotation) == "ClassVar" or (isinstance(stmt.annotation, ast.Subscript)
-                                                        and _name(stmt.annotation.value) == "ClassVar"):
+            if node_name(stmt.annotation) == "ClassVar" or (isinstance(stmt.annotation, ast.Subscript)
+                                                        and node_name(stmt.annotation.value) == "ClassVar"):
                 continue
             if _init_false(stmt.value):
                 continue
@@ -319,7 +322,7 @@ class TypeReader:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             return _union([self.describe(node.left, depth + 1), self.describe(node.right, depth + 1)])
         if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _name(node)
+            name = node_name(node)
             if name in SCALARS:
                 return {"t": SCALARS[name]}
             if name in SEQUENCES:
@@ -330,7 +333,7 @@ class TypeReader:
                 return {"t": "config", "class": name}
             return ANY
         if isinstance(node, ast.Subscript):
-            head = _name(node.value)
+            head = node_name(node.value)
             args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if head == "Literal":
                 values: list[Any] = []
@@ -371,7 +374,7 @@ def _union(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _init_false(value: Optional[ast.AST]) -> bool:
-    return (isinstance(value, ast.Call) and _name(value.func) in ("field", "Field")
+    return (isinstance(value, ast.Call) and node_name(value.func) in ("field", "Field")
             and any(kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False
                     for kw in value.keywords))
 

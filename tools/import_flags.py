@@ -100,14 +100,15 @@ def _descriptors(items):
             yield from _descriptors([d["item"]])
 
 
-def _runs(present: list[bool], tags: list[str]) -> list[str]:
-    """Contiguous runs of checked tags, written 'A..B'."""
+def tag_runs(present: list[bool], tags: list[str], collapse: bool = False) -> list[str]:
+    """Contiguous runs of checked tags, written 'A..B' (with `collapse`, a run of one tag is written 'A')."""
     runs, start = [], None
     for i, here in enumerate(present + [False]):
         if here and start is None:
             start = i
         elif not here and start is not None:
-            runs.append(f"{tags[start]}..{tags[i - 1]}")
+            one = collapse and start == i - 1
+            runs.append(tags[start] if one else f"{tags[start]}..{tags[i - 1]}")
             start = None
     return runs
 
@@ -131,7 +132,7 @@ def write_history() -> None:
                 entry = seen.setdefault(s, {"dest": spec["dest"], "canonical": option, "present": [False] * len(tags)})
                 entry["present"][i] = True
     history = {
-        s: {"dest": e["dest"], "canonical": e["canonical"], "versions": _runs(e["present"], tags)}
+        s: {"dest": e["dest"], "canonical": e["canonical"], "versions": tag_runs(e["present"], tags)}
         for s, e in sorted(seen.items())
     }
     (OUT / "_history.json").write_text(json.dumps({"tags": tags, "options": history}, indent=0) + "\n")

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from import_flags import tag_runs
 from refusal_sites import Release
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,17 +52,6 @@ def _tags() -> list[str]:
     return json.loads((ROOT / "rules" / "flags" / "_history.json").read_text())["tags"]
 
 
-def _runs(present: list[bool], tags: list[str]) -> list[str]:
-    runs, start = [], None
-    for i, here in enumerate(present + [False]):
-        if here and start is None:
-            start = i
-        elif not here and start is not None:
-            runs.append(tags[start] if start == i - 1 else f"{tags[start]}..{tags[i - 1]}")
-            start = None
-    return runs
-
-
 def inventory(sources: Path) -> dict[str, dict[str, Any]]:
     """key -> what the source says about the refusal (GENERATED fields)."""
     tags = _tags()
@@ -80,7 +70,7 @@ def inventory(sources: Path) -> dict[str, dict[str, Any]]:
                 entry["at"].setdefault(tag, []).append(f"{site.file}:{site.line}")
     for key, entry in sites.items():
         entry["at"] = {tag: ", ".join(places) for tag, places in entry["at"].items()}
-        entry["found"] = ", ".join(_runs(present[key], tags))
+        entry["found"] = ", ".join(tag_runs(present[key], tags, collapse=True))
     return sites
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from flag_constraints import config_files, text_of
+from flag_constraints import config_files, node_name, text_of
 
 ENTRY_POINTS = [("EngineArgs", "create_engine_config"), ("EngineArgs", "__post_init__"),
                 ("EngineArgs", "from_cli_args"), ("ServeSubcommand", "validate")]
@@ -92,16 +92,6 @@ def _load(root: Path) -> list[Module]:
     return modules
 
 
-def _name(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Call):
-        return _name(node.func)
-    return ""
-
-
 class Release:
     """The modules of one release and the functions reachable from its entry points."""
 
@@ -132,7 +122,7 @@ class Release:
         if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method for s in cls.body):
             return f"{cls_name}.{method}"
         for base in cls.bases:
-            found = self.method(_name(base), method, seen)
+            found = self.method(node_name(base), method, seen)
             if found:
                 return found
         return None
@@ -159,9 +149,9 @@ class Release:
             _, cls = self.classes[name]
             for stmt in cls.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                        _name(d) in VALIDATOR_DECORATORS for d in stmt.decorator_list):
+                        node_name(d) in VALIDATOR_DECORATORS for d in stmt.decorator_list):
                     out.append(f"{name}.{stmt.name}")
-            chain += [_name(b) for b in cls.bases]
+            chain += [node_name(b) for b in cls.bases]
         return out
 
     def callees(self, qualname: str) -> set[str]:
@@ -192,10 +182,10 @@ class Release:
         if isinstance(owner, ast.Name) and owner.id in ("self", "cls") and own_class:
             found = self.method(own_class, func.attr)
             return {found} if found else set()
-        if isinstance(owner, ast.Call) and _name(owner.func) == "super" and own_class:
+        if isinstance(owner, ast.Call) and node_name(owner.func) == "super" and own_class:
             _, cls = self.classes[own_class]
             for base in cls.bases:
-                found = self.method(_name(base), func.attr)
+                found = self.method(node_name(base), func.attr)
                 if found:
                     return {found}
             return set()
@@ -230,7 +220,7 @@ class Release:
 
 
 def _is_property(fn: ast.FunctionDef) -> bool:
-    return any(_name(d) in ("property", "cached_property") for d in fn.decorator_list)
+    return any(node_name(d) in ("property", "cached_property") for d in fn.decorator_list)
 
 
 def _walk_own(fn: ast.AST) -> Iterator[ast.AST]:
@@ -252,7 +242,7 @@ def _sites_in(fn: ast.FunctionDef, rel: str, qualname: str) -> Iterator[Site]:
             if isinstance(stmt, ast.Raise) and stmt.exc is not None:
                 exc = stmt.exc
                 message = text_of(exc.args[0]) if isinstance(exc, ast.Call) and exc.args else None
-                yield Site(rel, stmt.lineno, qualname, _name(exc) or "Exception", message, _short(tests))
+                yield Site(rel, stmt.lineno, qualname, node_name(exc) or "Exception", message, _short(tests))
             elif isinstance(stmt, ast.Assert):
                 message = text_of(stmt.msg) if stmt.msg is not None else None
                 yield Site(rel, stmt.lineno, qualname, "AssertionError", message,
