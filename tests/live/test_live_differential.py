@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from differential.configs import generate  # noqa: E402
 from differential.harness import compare, describe, options_for, vllm_verdicts  # noqa: E402
 
-FRESH = 100
+FRESH = 200
 SEEDS = {"0.32.0": 1032, "0.18.0": 1018}
 
 
