@@ -15,6 +15,7 @@ multipliers, and whether binary suffixes refuse decimals), for the flags the tab
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -44,21 +45,24 @@ def _number(node: ast.AST) -> Optional[float | int]:
 
 
 def _field_call(value: Optional[ast.AST], annotation: ast.AST) -> Optional[ast.Call]:
-    if isinstance(value, ast.Call) and _name(value.func) == "Field":
+    if isinstance(value, ast.Call) and node_name(value.func) == "Field":
         return value
-    if isinstance(annotation, ast.Subscript) and _name(annotation.value) == "Annotated":
+    if isinstance(annotation, ast.Subscript) and node_name(annotation.value) == "Annotated":
         parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
         for part in parts[1:]:
-            if isinstance(part, ast.Call) and _name(part.func) == "Field":
+            if isinstance(part, ast.Call) and node_name(part.func) == "Field":
                 return part
     return None
 
 
-def _name(node: ast.AST) -> str:
+def node_name(node: ast.AST) -> str:
+    """The name a node ends in: `x` for `x`, `a.b.x` and `x(...)`."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         return node.attr
+    if isinstance(node, ast.Call):
+        return node_name(node.func)
     return ""
 
 
@@ -99,8 +103,8 @@ def _raised_text(body: list[ast.stmt]) -> tuple[bool, Optional[str], Optional[st
             exc = stmt.exc
             if isinstance(exc, ast.Call):
                 message = text_of(exc.args[0]) if exc.args else None
-                return True, _name(exc.func), message
-            return True, _name(exc), None
+                return True, node_name(exc.func), message
+            return True, node_name(exc), None
     return False, None, None
 
 
@@ -155,7 +159,7 @@ def class_bounds(path: Path, rel: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def _runs_at_build(fn: ast.FunctionDef) -> bool:
-    after = any(_name(d.func if isinstance(d, ast.Call) else d) == "model_validator" for d in fn.decorator_list)
+    after = any(node_name(d.func if isinstance(d, ast.Call) else d) == "model_validator" for d in fn.decorator_list)
     return after or fn.name in RUNS_AT_BUILD or fn.name.startswith(RUNS_AT_BUILD_PREFIX)
 
 
@@ -203,7 +207,7 @@ def _describe_human_int(fn: ast.FunctionDef, rel: str) -> dict[str, Any]:
     pattern, multipliers = None, {}
     binary_refuses_decimals = False
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _name(node.func) in ("fullmatch", "match") and node.args:
+        if isinstance(node, ast.Call) and node_name(node.func) in ("fullmatch", "match") and node.args:
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 pattern = node.args[0].value
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and isinstance(node.targets[0], ast.Name):
@@ -214,7 +218,7 @@ def _describe_human_int(fn: ast.FunctionDef, rel: str) -> dict[str, Any]:
             multipliers[node.targets[0].id] = table
         if isinstance(node, ast.Try):
             # `int(number) * mult` inside a try that re-raises: decimals before a binary suffix are refused
-            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and _name(c.func) == "int"]
+            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and node_name(c.func) == "int"]
             if calls and any(isinstance(h, ast.ExceptHandler) for h in node.handlers):
                 binary_refuses_decimals = True
     decimal = next((t for name, t in multipliers.items() if "decimal" in name), {})
@@ -230,3 +234,168 @@ def _power(node: ast.AST) -> Optional[int]:
         base, exp = _power(node.left), _power(node.right)
         return base ** exp if base is not None and exp is not None else None
     return None
+
+
+# ---- types of the keys of JSON options ----------------------------------------------------------
+#
+# A JSON option whose value builds a config class (--speculative-config -> SpeculativeConfig) takes that class's
+# fields as keys. Where the class is a pydantic dataclass, pydantic checks each key's type and refuses unknown keys
+# (vLLM's `@config` decorator forbids extras; a dataclass's __init__ takes no others). Each field's annotation is
+# turned into a small descriptor that reader/config/constraints.py checks a JSON value against:
+#   {"t": "int" | "float" | "str" | "bool" | "none" | "dict" | "any"}, {"t": "list", "item": D},
+#   {"t": "literal", "values": [...]}, {"t": "union", "of": [D, ...]}, {"t": "config", "class": "PassConfig"}
+
+SCALARS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "None": "none", "NoneType": "none",
+           "dict": "dict", "Dict": "dict", "Mapping": "dict", "MutableMapping": "dict"}
+SEQUENCES = {"list", "List", "tuple", "Tuple", "set", "Set", "Sequence", "frozenset"}
+ANY = {"t": "any"}
+
+
+def literal_aliases(root: Path) -> dict[str, ast.AST]:
+    """Module-level `Name = Literal[...]` (or `Name: TypeAlias = ...`) anywhere in the package, by name."""
+    out: dict[str, ast.AST] = {}
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "Literal" not in text:
+            continue
+        for node in ast.parse(text).body:
+            target, value = None, None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target, value = node.targets[0].id, node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                target, value = node.target.id, node.value
+            if target and isinstance(value, (ast.Subscript, ast.BinOp)) and "Literal" in ast.dump(value):
+                out.setdefault(target, value)
+    return out
+
+
+class TypeReader:
+    """Field types of one release's config classes, as descriptors."""
+
+    def __init__(self, root: Path) -> None:
+        self.aliases = literal_aliases(root)
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.pydantic: dict[str, bool] = {}
+        config_decorator_is_pydantic = _config_decorator_is_pydantic(root)
+        for path in config_files(root):
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            pydantic_dataclass = any(isinstance(n, ast.ImportFrom) and n.module == "pydantic.dataclasses"
+                                     for n in tree.body)
+            for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+                self.classes.setdefault(cls.name, cls)
+                names = [node_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+                by_config = "config" in names and config_decorator_is_pydantic
+                by_dataclass = "dataclass" in names and pydantic_dataclass
+                self.pydantic.setdefault(cls.name, by_config or by_dataclass)
+
+    def fields(self, cls_name: str, seen: Optional[set[str]] = None) -> dict[str, dict[str, Any]]:
+        """The keys the class's __init__ takes (bases first), each with its type descriptor."""
+        seen = seen or set()
+        cls = self.classes.get(cls_name)
+        if cls is None or cls_name in seen:
+            return {}
+        seen.add(cls_name)
+        out: dict[str, dict[str, Any]] = {}
+        for base in cls.bases:
+            out.update(self.fields(node_name(base), seen))
+        for stmt in cls.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if node_name(stmt.annotation) == "ClassVar" or (isinstance(stmt.annotation, ast.Subscript)
+                                                        and node_name(stmt.annotation.value) == "ClassVar"):
+                continue
+            if _init_false(stmt.value):
+                continue
+            out[stmt.target.id] = self.describe(stmt.annotation)
+        return out
+
+    def describe(self, node: Optional[ast.AST], depth: int = 0) -> dict[str, Any]:
+        if node is None or depth > 8:
+            return ANY
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                return self.describe(ast.parse(node.value, mode="eval").body, depth + 1)
+            except SyntaxError:
+                return ANY
+        if isinstance(node, ast.Constant) and node.value is None:
+            return {"t": "none"}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return _union([self.describe(node.left, depth + 1), self.describe(node.right, depth + 1)])
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = node_name(node)
+            if name in SCALARS:
+                return {"t": SCALARS[name]}
+            if name in SEQUENCES:
+                return {"t": "list", "item": ANY}
+            if name in self.aliases:
+                return self.describe(self.aliases[name], depth + 1)
+            if name in self.classes and self.pydantic.get(name):
+                return {"t": "config", "class": name}
+            return ANY
+        if isinstance(node, ast.Subscript):
+            head = node_name(node.value)
+            args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if head == "Literal":
+                values: list[Any] = []
+                for arg in args:
+                    if isinstance(arg, ast.Constant):
+                        values.append(arg.value)
+                    else:
+                        inner = self.describe(arg, depth + 1)
+                        if inner.get("t") != "literal":
+                            return ANY
+                        values += inner["values"]
+                return {"t": "literal", "values": values}
+            if head in ("Optional",):
+                return _union([self.describe(args[0], depth + 1), {"t": "none"}])
+            if head == "Union":
+                return _union([self.describe(a, depth + 1) for a in args])
+            if head in ("Annotated", "SkipValidation"):
+                return self.describe(args[0], depth + 1) if head == "Annotated" else ANY
+            if head in SEQUENCES:
+                item = self.describe(args[0], depth + 1) if args and head not in ("tuple", "Tuple") else ANY
+                return {"t": "list", "item": item}
+            if head in SCALARS and SCALARS[head] == "dict":
+                return {"t": "dict"}
+        return ANY
+
+
+def _union(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    flat: list[dict[str, Any]] = []
+    for part in parts:
+        flat += part["of"] if part.get("t") == "union" else [part]
+    if any(p.get("t") == "any" for p in flat):
+        return ANY
+    literals = [v for p in flat if p.get("t") == "literal" for v in p["values"]]
+    others = [p for p in flat if p.get("t") != "literal"]
+    if literals:
+        others.append({"t": "literal", "values": literals})
+    return others[0] if len(others) == 1 else {"t": "union", "of": others}
+
+
+def _init_false(value: Optional[ast.AST]) -> bool:
+    return (isinstance(value, ast.Call) and node_name(value.func) in ("field", "Field")
+            and any(kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+                    for kw in value.keywords))
+
+
+def _config_decorator_is_pydantic(root: Path) -> bool:
+    """Whether `@config` (vllm/config/utils.py, or vllm/config.py before 0.10) builds a pydantic dataclass."""
+    for path in (root / "config" / "utils.py", root / "config.py"):
+        if path.is_file():
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            pydantic = any(isinstance(n, ast.ImportFrom) and n.module == "pydantic.dataclasses" for n in tree.body)
+            bodies = [ast.unparse(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "config"]
+            if bodies:  # the @overload stubs and the definition: the definition calls dataclass(...)
+                return pydantic and any(re.search(r"\bdataclass\(", text) for text in bodies)
+    return False
+
+
+def engine_arg_annotations(root: Path) -> dict[str, str]:
+    """EngineArgs field -> its annotation's text (which says whether argparse builds the config class itself)."""
+    path = root / "engine" / "arg_utils.py"
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "EngineArgs"):
+        return {s.target.id: ast.unparse(s.annotation) for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    return {}

@@ -3,7 +3,8 @@
 The reference files are YAML for people (every option, its type, choices and default); the CLI reads JSON
 because it loads about fifty times faster, and `vllm-reader check` has a cold-start budget. To each option
 this tool adds its value bounds as the release's own source states them (pydantic `Field(ge/gt/le/lt)`, and
-validator tests that raise), and to each table how the release parses human-readable integers
+validator tests that raise), to each JSON option that builds a config class the keys that class takes and their
+types (`key_types`), and to each table how the release parses human-readable integers
 (tools/flag_constraints.py reads the source with `ast`). Run:
 
     bash tools/vllm_sources.sh          # once: unpacks every release's Python source (prints the folder)
@@ -12,12 +13,13 @@ validator tests that raise), and to each table how the release parses human-read
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import yaml
 
-from flag_constraints import attribute_classes, human_int_parser, release_bounds
+from flag_constraints import TypeReader, attribute_classes, engine_arg_annotations, human_int_parser, release_bounds
 
 OUT = Path(__file__).resolve().parent.parent / "rules" / "flags"
 
@@ -47,6 +49,8 @@ def add_constraints(data: dict, root: Path) -> None:
     for JSON options whose value builds a config class, the bounds of its keys (`key_bounds`)."""
     bounds = release_bounds(root)
     classes = attribute_classes(root)
+    types = TypeReader(root)
+    annotations = engine_arg_annotations(root)
     by_attr: dict[str, list[str]] = {}
     for key in bounds:
         by_attr.setdefault(key.split(".", 1)[1], []).append(key)
@@ -63,19 +67,48 @@ def add_constraints(data: dict, root: Path) -> None:
             keys = {k.split(".", 1)[1]: v for k, v in bounds.items() if k.split(".", 1)[0] == target}
             if keys:
                 spec["key_bounds"] = {"config": target, "keys": keys}
+            key_types = _key_types(types, target, annotations.get(spec["dest"], ""))
+            if key_types:
+                spec["key_types"] = key_types
     parser = human_int_parser(root)
     if parser is not None:
         data["parsers"] = {"human_int": parser}
 
 
-def _runs(present: list[bool], tags: list[str]) -> list[str]:
-    """Contiguous runs of checked tags, written 'A..B'."""
+def _key_types(types: TypeReader, target: str, annotation: str) -> dict | None:
+    """The keys a JSON option's config class takes, with their types (tools/flag_constraints.py TypeReader), and
+    when vLLM checks them: while argparse reads the option (EngineArgs types the field as the class itself) or
+    when the engine config is built (EngineArgs keeps a dict). None unless pydantic validates the class."""
+    if not types.pydantic.get(target):
+        return None
+    classes, todo = {}, [target]
+    while todo:
+        name = todo.pop()
+        if name in classes:
+            continue
+        classes[name] = types.fields(name)
+        todo += [d["class"] for d in _descriptors(classes[name].values()) if d.get("t") == "config"]
+    stage = "parse" if re.search(r"\b" + re.escape(target) + r"\b", annotation) else "startup"
+    return {"config": target, "stage": stage, "classes": classes}
+
+
+def _descriptors(items):
+    for d in items:
+        yield d
+        yield from _descriptors(d.get("of", []))
+        if "item" in d:
+            yield from _descriptors([d["item"]])
+
+
+def tag_runs(present: list[bool], tags: list[str], collapse: bool = False) -> list[str]:
+    """Contiguous runs of checked tags, written 'A..B' (with `collapse`, a run of one tag is written 'A')."""
     runs, start = [], None
     for i, here in enumerate(present + [False]):
         if here and start is None:
             start = i
         elif not here and start is not None:
-            runs.append(f"{tags[start]}..{tags[i - 1]}")
+            one = collapse and start == i - 1
+            runs.append(tags[start] if one else f"{tags[start]}..{tags[i - 1]}")
             start = None
     return runs
 
@@ -99,7 +132,7 @@ def write_history() -> None:
                 entry = seen.setdefault(s, {"dest": spec["dest"], "canonical": option, "present": [False] * len(tags)})
                 entry["present"][i] = True
     history = {
-        s: {"dest": e["dest"], "canonical": e["canonical"], "versions": _runs(e["present"], tags)}
+        s: {"dest": e["dest"], "canonical": e["canonical"], "versions": tag_runs(e["present"], tags)}
         for s, e in sorted(seen.items())
     }
     (OUT / "_history.json").write_text(json.dumps({"tags": tags, "options": history}, indent=0) + "\n")

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ..errors import ReaderError, did_you_mean
 from ..versions import VersionTuple, format_version, known_versions
-from .constraints import parse_human_int, violated_bound, violated_key_bounds
+from .constraints import key_error_sentence, parse_human_int, violated_bound, violated_key_bounds, violated_key_type
 from .dotted import DOTTED_SINCE, DottedKeys
 from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
                         suggestions_any_version)
@@ -243,7 +243,7 @@ class ArgParser:
             given.value = self._convert(spec, match, values, tok)
             given.invalid_choice = self._check_choices(spec, given.value)
         if in_version and given.value is not None:
-            given.out_of_bounds = violated_bound(spec, given.value) or violated_key_bounds(spec, given.value)
+            self._check_value(spec, given, tok)
         if spec.get("action") == "append" and existing is not None and isinstance(existing.value, list):
             given.value = existing.value + (given.value if isinstance(given.value, list) else [given.value])
         if existing is not None and not subkey and spec.get("action") != "append":
@@ -311,12 +311,24 @@ class ArgParser:
             if entry.overwritten:
                 given.notes.append("sub-key given more than once; the last value wins (as in vLLM): "
                                    + ", ".join(entry.overwritten))
+            if entry.in_version:
+                self._check_value(entry.spec, given, entry.first)
             if earlier is not None and earlier.value is not None:
                 self.out.notes.append(Note(level="warning", loc=earlier.loc, key=earlier.spelling, message=(
                     f"{earlier.spelling} {earlier.raw} is lost: vLLM gathers the dotted sub-keys {given.spelling} "
                     f"into one more {entry.name} {given.raw} after all other arguments, and the last value of "
                     f"{entry.canonical} wins. Give every key in one form under one spelling")))
             self.out.flags[dest] = given
+
+    def _check_value(self, spec: dict[str, Any], given: GivenFlag, tok: Token) -> None:
+        """The release's constraints on the value: a JSON key argparse refuses is bad input here too; one the engine
+        config refuses at start-up, and a number out of bounds, are kept for `check` to report."""
+        wrong = violated_key_type(spec, given.value)
+        if wrong is not None and wrong.stage == "parse":
+            raise ReaderError(key_error_sentence(wrong, given.option, format_version(self.version)),
+                              file=self._file(tok), line=self._line(tok), key=wrong.name)
+        given.key_error = wrong
+        given.out_of_bounds = violated_bound(spec, given.value) or violated_key_bounds(spec, given.value)
 
     def _check_choices(self, spec: dict[str, Any], value: Any) -> Optional[list[Any]]:
         choices = spec.get("choices")

@@ -9,10 +9,11 @@ own message and no later stage derives anything from it.
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Optional
 
-from .model import BoundViolation
+from .model import BoundViolation, KeyViolation
 
 _OP_WORDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<", "ne": "!=", "eq": "=="}
 # pydantic's wording for each limit (what vLLM's ValidationError prints)
@@ -101,3 +102,115 @@ def _number_text(value: Any) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ---- the keys of JSON options --------------------------------------------------------------------
+
+_BOOL_TEXT = {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"}
+_KIND_WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false", "none": "null",
+               "dict": "a JSON object", "list": "a list", "config": "a JSON object"}
+# pydantic's error for each kind (what vLLM prints when it refuses the value)
+_PYDANTIC_KIND = {"int": "Input should be a valid integer", "float": "Input should be a valid number",
+                  "str": "Input should be a valid string", "bool": "Input should be a valid boolean",
+                  "dict": "Input should be a valid dictionary", "list": "Input should be a valid list",
+                  "config": "Input should be a dictionary or an instance of {cls}"}
+
+
+def violated_key_type(spec: dict[str, Any], value: Any) -> Optional[KeyViolation]:
+    """For a JSON option whose value builds a config class (rules/flags `key_types`, read from the release's source):
+    the first key the class does not take, or whose value its type refuses (pydantic's lax rules); None if all fit."""
+    table = spec.get("key_types")
+    if not table or not isinstance(value, dict):
+        return None
+    return _check_keys(table, table["config"], value, spec["dest"], spec)
+
+
+def _check_keys(table: dict[str, Any], cls: str, value: dict, path: str,
+                spec: dict[str, Any]) -> Optional[KeyViolation]:
+    fields = table["classes"].get(cls, {})
+    for key, item in value.items():
+        name = f"{path}.{key}"
+        if key not in fields:
+            return KeyViolation(name=name, value=item, requirement="a key it takes", stage=table["stage"],
+                                config=cls, known=sorted(fields),
+                                vllm_message=f"1 validation error for {cls}: {key}: Unexpected keyword argument")
+        wrong = _type_problem(fields[key], item)
+        if wrong is not None:
+            kind, cls_name = wrong
+            return KeyViolation(name=name, value=item, requirement=_KIND_WORDS.get(kind, kind), stage=table["stage"],
+                                config=cls, vllm_message=f"1 validation error for {cls}: {key}: "
+                                + _PYDANTIC_KIND.get(kind, f"Input should be {kind}").format(cls=cls_name))
+        nested = _nested_class(fields[key], item)
+        if nested is not None:
+            inner = _check_keys(table, nested, item, name, spec)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _type_problem(desc: dict[str, Any], value: Any) -> Optional[tuple[str, str]]:
+    """(what was expected, class) when pydantic would refuse `value` for this field, else None."""
+    kind = desc.get("t")
+    if kind == "union":
+        problems = [_type_problem(d, value) for d in desc["of"]]
+        if any(p is None for p in problems):
+            return None
+        return next((p for p in problems if p[0] != "none"), problems[0])
+    if kind == "any" or _fits(desc, value):
+        return None
+    if kind == "literal":
+        return "one of " + ", ".join(json.dumps(v) for v in desc["values"]), ""
+    return kind, desc.get("class", "")
+
+
+def _fits(desc: dict[str, Any], value: Any) -> bool:
+    kind = desc["t"]
+    if kind == "none":
+        return value is None
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool) or value in (0, 1) or (isinstance(value, str) and value.lower() in _BOOL_TEXT)
+    if kind == "int":
+        if isinstance(value, bool) or isinstance(value, int):
+            return True
+        if isinstance(value, float):
+            return value.is_integer()
+        return isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value) is not None
+    if kind == "float":
+        if isinstance(value, (int, float)):
+            return True
+        return isinstance(value, str) and re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", value) is not None
+    if kind in ("dict", "config"):
+        return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list) and all(_type_problem(desc["item"], v) is None for v in value)
+    if kind == "literal":
+        return any(value == v and type(value) is type(v) for v in desc["values"])
+    return True
+
+
+def _nested_class(desc: dict[str, Any], value: Any) -> Optional[str]:
+    if not isinstance(value, dict):
+        return None
+    if desc.get("t") == "config":
+        return desc["class"]
+    for part in desc.get("of", []):
+        if part.get("t") == "config":
+            return part["class"]
+    return None
+
+
+def key_error_sentence(wrong: KeyViolation, option: str, version: str) -> str:
+    """One sentence for a JSON key vLLM refuses: which key, what it needs, and when vLLM stops."""
+    when = "while it reads the option" if wrong.stage == "parse" else "when it builds its engine config"
+    key = wrong.name.split(".", 1)[1]
+    if wrong.requirement == "a key it takes":
+        from ..errors import did_you_mean
+        import difflib
+
+        close = difflib.get_close_matches(key.rsplit(".", 1)[-1], wrong.known, n=3, cutoff=0.6)
+        return (f"{option} has no key '{key}' in vLLM {version} ({wrong.config} refuses unknown keys {when})."
+                + did_you_mean(close))
+    return (f"{option} sets '{key}' to {json.dumps(wrong.value)}, which is not {wrong.requirement}: vLLM {version} "
+            f"refuses it {when} ({wrong.vllm_message}).")

@@ -4,17 +4,18 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 
 | key | value |
 |---|---|
-| `<dest>` | resolved value of a vLLM setting under its argparse dest (`max_num_batched_tokens`, `enable_chunked_prefill`, ...): the user's value or the version's default |
+| `<dest>` | resolved value of a vLLM setting under its argparse dest (`max_num_batched_tokens`, `enable_chunked_prefill`, ...): the user's value or the version's default; absent (unknown) when the user's value is a placeholder the file leaves open |
 | `origin.<dest>` | where it came from: user, default, derived, assumed, overridden |
 | `given.<dest>` | the user's value, only for flags the user set (also for flags this version lacks) |
 | `absent.<dest>` | true when the user set a flag this vLLM version does not accept |
 | `flag_versions.<dest>` | for an absent flag, the releases that have it ("0.6.3 to 0.17.1") |
 | `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
 | `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states the bound. The value then takes no part in any resolved value |
+| `key_error.<dest>`, `key_error_name.<dest>`, `key_error_value.<dest>`, `key_error_message.<dest>`, `key_error_config.<dest>` | when a key of the user's JSON option is one the release's config class refuses when vLLM builds its engine config (an unknown key, or a value of the wrong type; rules/flags `key_types`): what the key needs, the key, the value as JSON, pydantic's message as vLLM prints it, the class |
 | `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
-| `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total |
+| `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total, attention_chunk_size |
 | `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
 | `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
@@ -25,6 +26,8 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
 | `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
 | `compilation.<key>` | a key of the user's `--compilation-config` mapping as written (`cudagraph_capture_sizes`, `max_cudagraph_capture_size`, ...) |
+| `json.<dest>.<key>`, `json.<dest>.<key>.<sub>` | a key of any JSON-valued option the user set, as written (`json.attention_config.backend`, `json.compilation_config.pass_config.fuse_attn_quant`) |
+| `draft.known` and `draft.<field>` | the draft model of `--speculative-config` when its config.json can be read (a local folder or file, or the catalog): model_type, architectures, vocab_size, max_position_embeddings, num_attention_heads, and `n_predict` (only from a local file) |
 | `given_max.<dest>` | the largest element of a list-valued flag the user set (`cudagraph_capture_sizes`) |
 | `model_name` | the model as the config names it (None when the file names none) |
 """
@@ -57,8 +60,15 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
             out.update({f"out_of_bounds.{dest}": bad.requirement, f"bound_name.{dest}": bad.name,
                         f"bound_value.{dest}": bad.value, f"bound_message.{dest}": bad.vllm_message,
                         f"bound_source.{dest}": bad.source})
+        if flag.key_error is not None:
+            bad = flag.key_error
+            out.update({f"key_error.{dest}": bad.requirement, f"key_error_name.{dest}": bad.name,
+                        f"key_error_value.{dest}": json.dumps(bad.value), f"key_error_message.{dest}": bad.vllm_message,
+                        f"key_error_config.{dest}": bad.config})
         if dest not in r.values and flag.in_version and flag.out_of_bounds is None:
             out.setdefault(dest, flag.value)
+        if flag.unresolved and flag.value is None:
+            out.pop(dest, None)  # a placeholder the file leaves open: the default stands in for it, rules must not
     out.update({"version": r.version, "engine": r.engine, "entry_point": d.entry_point, "form": d.form,
                 "placeholders": len(d.placeholders)})
     _speculative(r, out)
@@ -86,20 +96,34 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
             out[f"unlisted_value.{dest}"] = list(suggested)
         if isinstance(flag.value, list) and flag.value and all(isinstance(v, (int, float)) for v in flag.value):
             out[f"given_max.{dest}"] = max(flag.value)
-    for dest, prefix in (("speculative_config", "spec.config."), ("compilation_config", "compilation.")):
-        flag = d.flags.get(dest)
-        value = flag.value if flag is not None else None
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                value = None
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(item, (str, int, float, bool)) or item is None:
-                    out[prefix + str(key)] = item
-                elif isinstance(item, list):
-                    out[prefix + str(key)] = list(item)
+    for dest, flag in d.flags.items():
+        value = _json_mapping(flag.value)
+        if value is None:
+            continue
+        _mapping_facts(value, f"json.{dest}.", out, depth=2)
+        short = {"speculative_config": "spec.config.", "compilation_config": "compilation."}.get(dest)
+        if short:
+            _mapping_facts(value, short, out, depth=1)
+
+
+def _json_mapping(value: Any) -> Any:
+    """A JSON option's value as a mapping (it may still be the text the user wrote), or None."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _mapping_facts(value: dict, prefix: str, out: dict[str, Any], depth: int) -> None:
+    for key, item in value.items():
+        if isinstance(item, (str, int, float, bool)) or item is None:
+            out[prefix + str(key)] = item
+        elif isinstance(item, list):
+            out[prefix + str(key)] = list(item)
+        elif isinstance(item, dict) and depth > 1:
+            _mapping_facts(item, f"{prefix}{key}.", out, depth - 1)
 
 
 def _speculative(r: ResolvedDeployment, out: dict[str, Any]) -> None:
@@ -111,6 +135,10 @@ def _speculative(r: ResolvedDeployment, out: dict[str, Any]) -> None:
                 "spec.num_speculative_tokens": spec.num_speculative_tokens,
                 "spec.draft_tensor_parallel_size": spec.draft_tensor_parallel_size,
                 "spec.inferred": spec.inferred, "spec.spelled_as": spec.spelled_as})
+    draft = spec.draft
+    out["draft.known"] = draft is not None
+    if draft is not None:
+        out.update({f"draft.{name}": value for name, value in draft.model_dump().items() if value is not None})
 
 
 def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
@@ -121,12 +149,14 @@ def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     out.update({
         "model.id": m.id, "model.model_type": m.model_type, "model.num_hidden_layers": m.num_hidden_layers,
         "model.num_attention_heads": m.num_attention_heads, "model.num_key_value_heads": m.num_key_value_heads,
+        "model.queries_per_kv": m.num_attention_heads // m.num_key_value_heads,
         "model.head_dim": m.head_dim, "model.max_position_embeddings": m.max_position_embeddings,
         "model.vocab_size": m.vocab_size, "model.is_moe": m.moe is not None, "model.is_mla": m.mla is not None,
         "model.is_multimodal": m.is_multimodal, "model.has_sliding_window": m.layer_kinds.sliding > 0,
         "model.is_hybrid": m.layer_kinds.linear > 0, "model.num_experts": m.moe.num_experts if m.moe else 0,
         "model.checkpoint_quantization": m.quantization.method if m.quantization else None,
         "model.torch_dtype": m.torch_dtype, "model.params_total": m.params_total,
+        "model.attention_chunk_size": m.attention_chunk_size,
     })
 
 

@@ -54,6 +54,19 @@ class BoundViolation(BaseModel):
     source: str  # where in vLLM's source the bound is
 
 
+class KeyViolation(BaseModel):
+    """A key of a JSON option that the release's config class does not take, or whose value its type refuses
+    (rules/flags `key_types`, reader/config/constraints.py)."""
+
+    name: str  # `dest.key` (nested keys joined with dots)
+    value: Any
+    requirement: str  # what the key needs: "a string", "one of ...", "a key it takes"
+    vllm_message: str  # pydantic's error, as vLLM prints it
+    config: str  # the config class, e.g. SpeculativeConfig
+    stage: str  # "parse": argparse refuses it (vllm serve exits 2); "startup": the engine config refuses it
+    known: list[str] = Field(default_factory=list)  # for an unknown key: the keys the class takes
+
+
 class GivenFlag(BaseModel):
     """One vLLM flag as the user gave it."""
 
@@ -67,6 +80,7 @@ class GivenFlag(BaseModel):
     versions_with_flag: Optional[str] = None  # e.g. "0.6.3..0.17.1", when not in_version
     invalid_choice: Optional[list[Any]] = None  # the version's argparse choices, when the value is not one
     out_of_bounds: Optional[BoundViolation] = None  # the release's bound the value breaks
+    key_error: Optional[KeyViolation] = None  # a JSON key vLLM refuses when it builds its config (start-up)
     unresolved: list[str] = Field(default_factory=list)  # placeholders left in the value
     notes: list[str] = Field(default_factory=list)
 

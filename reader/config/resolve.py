@@ -16,6 +16,7 @@ from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from ..versions import format_version, parse_version, VersionTuple
 from .defaults import adjustment_applies, scalar_default, section
+from .draft import DraftModel, read_draft
 from .flagtable import flag_table
 from .model import Deployment, Note
 
@@ -41,6 +42,7 @@ class ResolvedSpeculative(BaseModel):
     draft_tensor_parallel_size: Optional[int] = None
     inferred: bool = False
     spelled_as: str = "speculative_config"
+    draft: Optional[DraftModel] = None  # the draft model's figures, when its config.json can be read
 
 
 class ResolvedDeployment(BaseModel):
@@ -325,7 +327,8 @@ class _Resolver:
             k = 1 if family == "mtp" else 0
         self.r.speculative = ResolvedSpeculative(
             method=method, family=family, model=spec.model, num_speculative_tokens=k,
-            draft_tensor_parallel_size=spec.draft_tensor_parallel_size, inferred=inferred, spelled_as=spec.spelled_as)
+            draft_tensor_parallel_size=spec.draft_tensor_parallel_size, inferred=inferred, spelled_as=spec.spelled_as,
+            draft=read_draft(spec.model))
 
     def _infer_spec_method(self, draft: Optional[str]) -> str:
         """How vLLM names the method when only a draft model is given (SpeculativeConfig.__post_init__)."""

@@ -9,6 +9,7 @@ from .. import __version__
 from ..capacity.figures import GiB
 from ..calibration.select import describe_use
 from ..config.resolve import ResolvedDeployment
+from ..errors import ReaderError
 from ..evidence.from_sim import from_simulation
 from ..evidence.verdict import Verdict, decide, note_overload, startup_verdict
 from ..observe.evidence import Observation
@@ -41,11 +42,18 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     runs the load they show, and the report sets the two side by side."""
     findings = findings_for(resolved)
     slos_ms = slos_from(resolved) if slos_ms is None else slos_ms
+    errors = [f for f in findings if f.severity == "error"]
     spec = generated = None
     if observed is not None:
         spec, generated = observed_workload(observed, resolved)
-    scenario = build_scenario(resolved, slos_ms, spec=spec, generated=generated)
-    errors = [f for f in findings if f.severity == "error"]
+    try:
+        scenario = build_scenario(resolved, slos_ms, spec=spec, generated=generated)
+    except ReaderError:
+        log = resolved.deployment.log
+        if not errors or (log is not None and (log.started or log.refusal is not None)):
+            raise
+        # a value vLLM refuses may be one the capacity model cannot take either: the refusal is the answer
+        return _refused(resolved, findings, errors, slos_ms)
     base_result: Optional[SimResult] = None
     log = resolved.deployment.log
     refused = log is not None and log.refusal is not None
@@ -55,8 +63,7 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     if refused:
         verdict = refusal_verdict(resolved.version, log, errors, scenario.capacity, resolved.gpu_assumed)
     elif errors:
-        verdict = startup_verdict(f"vLLM {resolved.version} would refuse this config: {errors[0].message}",
-                                  [f"{f.rule}: {f.message}" for f in errors])
+        verdict = _refusal_verdict(resolved, errors)
     elif not scenario.starts:
         err = scenario.capacity.startup_error
         verdict = startup_verdict(f"vLLM {resolved.version} would fail at start-up: {err.message}",
@@ -79,6 +86,22 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     if observed is not None:
         _set_observed(diagnosis, scenario, observed)
     return diagnosis
+
+
+def _refusal_verdict(r: ResolvedDeployment, errors: list[FindingRef]) -> Verdict:
+    return startup_verdict(f"vLLM {r.version} would refuse this config: {errors[0].message}",
+                           [f"{f.rule}: {f.message}" for f in errors])
+
+
+def _refused(r: ResolvedDeployment, findings: list[FindingRef], errors: list[FindingRef],
+             slos_ms: dict[str, float]) -> Diagnosis:
+    """The diagnosis of a config vLLM refuses and the capacity model cannot size: the refusal alone."""
+    return Diagnosis(
+        tool_version=__version__, source=r.deployment.source, form=r.deployment.form, vllm_version=r.version,
+        vllm_version_origin=r.version_origin, engine=r.engine, model=r.model.id if r.model else None,
+        model_given=r.deployment.model, gpu=r.gpu.id if r.gpu else None, gpu_count=r.gpu_count,
+        starts=False, verdict=_refusal_verdict(r, errors), findings=findings, slos_ms=slos_ms, settings=_settings(r),
+        notes=[n.message for n in r.deployment.notes + r.notes])
 
 
 def _set_observed(d: Diagnosis, scenario: Scenario, obs: Observation) -> None:

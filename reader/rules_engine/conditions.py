@@ -9,9 +9,10 @@ A condition is one of
     {fact: KEY, OP: VALUE}      a comparison of one fact (see reader/config/facts.py) with VALUE
 
 OP is one of eq, ne, lt, le, gt, ge, in, not_in, is_set, is_unset, divides, not_divisible_by,
-contains, matches. VALUE is a literal, `{fact: KEY}` (another fact), or `{mul: [V, V, ...]}` /
+contains, matches, any_matches. VALUE is a literal, `{fact: KEY}` (another fact), or `{mul: [V, V, ...]}` /
 `{add: [V, V, ...]}` over such values. `matches` takes a regular expression (at most 200
-characters) that must match the whole text (re.fullmatch), tried on at most 1000 characters.
+characters) that must match the whole text (re.fullmatch), tried on at most 1000 characters;
+`any_matches` holds when one element of a list fact matches so (a text fact: when it matches).
 
 Evaluation is three-valued. A comparison whose fact is missing (the key is absent, e.g. the model
 is not in the catalog) is *unknown*, not false: `all` is false if any part is false, else unknown
@@ -33,14 +34,15 @@ from typing import Any, Optional, Union
 from ..versions import VersionRange, VersionTuple
 
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "is_set", "is_unset", "divides",
-               "not_divisible_by", "contains", "matches")
+               "not_divisible_by", "contains", "matches", "any_matches")
 ARITHMETIC = ("mul", "add")
 MAX_PATTERN = 200
 MAX_SUBJECT = 1000
 _MISSING = object()
 PRESENCE_PREFIXES = ("given.", "absent.", "flag_versions.", "invalid_choice.", "option.", "spelling.",
-                     "deprecated.", "spec.", "compilation.", "given_max.", "env.", "origin.", "out_of_bounds.",
-                     "bound_name.", "bound_value.", "bound_message.", "bound_source.")
+                     "deprecated.", "spec.", "compilation.", "json.", "given_max.", "env.", "origin.", "out_of_bounds.",
+                     "bound_name.", "bound_value.", "bound_message.", "bound_source.", "key_error.", "key_error_name.",
+                     "key_error_value.", "key_error_message.", "key_error_config.")
 _FACT_KEY = re.compile(r"^[A-Za-z0-9_.\-{}*]+$")
 
 
@@ -169,9 +171,9 @@ def compile_condition(node: Any, path: str = "when") -> Condition:
         if raw is not True:
             raise ConditionError(f"'{op}' takes the value true", path)
         return Compare(key, op)
-    if op == "matches":
+    if op in ("matches", "any_matches"):
         if not isinstance(raw, str) or not raw:
-            raise ConditionError("'matches' takes a regular expression string", path)
+            raise ConditionError(f"'{op}' takes a regular expression string", path)
         if len(raw) > MAX_PATTERN:
             raise ConditionError(f"the pattern is longer than {MAX_PATTERN} characters", path)
         try:
@@ -330,6 +332,9 @@ def _compare(c: Compare, facts: dict[str, Any], ev: Evaluation) -> Optional[bool
         return None
     if c.op == "matches":
         return bool(c.pattern.fullmatch(str(left)[:MAX_SUBJECT]))
+    if c.op == "any_matches":
+        items = left if isinstance(left, (list, tuple)) else [left]
+        return any(c.pattern.fullmatch(str(item)[:MAX_SUBJECT]) for item in items)
     if c.op in ("lt", "le", "gt", "ge"):
         if not (_is_number(left) and _is_number(right)):
             return False if presence else None
@@ -350,6 +355,8 @@ def _is_int(v: Any) -> bool:
 def _eq(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):  # true is not 1
         return a is b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):  # a YAML list literal is compiled to a tuple
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
     return a == b
 
 

@@ -30,7 +30,7 @@ def describe_condition(cond: Any, indent: int = 0) -> list[str]:
     if isinstance(cond, Compare):
         words = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "in": "in", "not_in": "not in",
                  "divides": "divides", "not_divisible_by": "is not divisible by", "contains": "contains",
-                 "matches": "matches"}
+                 "matches": "matches", "any_matches": "has an element matching"}
         if cond.op == "is_set":
             return [pad + f"{cond.key} is set"]
         if cond.op == "is_unset":

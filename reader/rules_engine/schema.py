@@ -27,7 +27,8 @@ from typing import Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Severity = Literal["error", "warning", "info"]
-Theme = Literal["flags", "scheduler", "speculative", "memory", "parallelism", "hardware", "compat", "input"]
+Theme = Literal["flags", "scheduler", "speculative", "memory", "parallelism", "hardware", "compat", "input", "compilation",
+                "frontend"]
 
 RULE_ID = re.compile(r"^VR\d{3}$")
 RULE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

@@ -201,3 +201,11 @@ def test_a_command_line_that_also_parses_as_yaml_is_read_as_a_command(tmp_path):
     script.write_text("""vllm serve m --compilation-config '{"max_cudagraph_capture_size": 256}'\n""")
     d = load_deployment(str(script), LoadOptions(vllm_version="0.18.0"))
     assert d.form == "shell" and d.flags["compilation_config"].value == {"max_cudagraph_capture_size": 256}
+
+
+def test_a_command_line_that_yaml_reads_as_a_one_key_mapping_is_a_command(tmp_path):
+    # `vllm serve m --x '{"k": 1}'` is valid YAML: a mapping whose key is the command up to `": "`
+    script = tmp_path / "serve.sh"
+    script.write_text("""vllm serve m --speculative-config '{"method": "ngram"}'\n""")
+    d = load_deployment(str(script), LoadOptions(vllm_version="0.32.0"))
+    assert d.form == "shell" and d.flags["speculative_config"].value == {"method": "ngram"}

@@ -35,12 +35,13 @@ def test_every_rule_is_complete(rule_id):
     assert spec.source_list() and all(s.strip() for s in spec.source_list())
     assert spec.fix.strip() and spec.why.strip() and spec.message.strip()
     assert spec.example.config.strip()
-    assert rule.theme in ("flags", "scheduler", "speculative", "memory", "parallelism", "hardware", "compat", "input")
+    assert rule.theme in ("flags", "scheduler", "speculative", "memory", "parallelism", "hardware", "compat", "input",
+                          "compilation", "frontend")
 
 
 def test_id_ranges_follow_themes():
     prefix = {"flags": "VR1", "scheduler": "VR2", "speculative": "VR3", "memory": "VR4", "parallelism": "VR5",
-              "compat": "VR6", "hardware": "VR6", "input": "VR9"}
+              "compat": "VR6", "hardware": "VR6", "compilation": "VR7", "frontend": "VR8", "input": "VR9"}
     for rule in RULES.rules:
         assert rule.id.startswith(prefix[rule.theme]), (rule.id, rule.theme)
 

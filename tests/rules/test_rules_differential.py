@@ -36,6 +36,22 @@ def test_check_agrees_with_the_recorded_verdicts_of_vllm(path):
     refused = sum(1 for v in verdicts.values() if v["verdict"] == "refused")
     assert 0.2 * len(configs) < refused < 0.8 * len(configs)
     assert {c["form"] for c in configs} == {"cli", "yaml"}
+    # and the refusals that need the model, a draft model's config.json or the environment
+    assert sum(1 for c in configs if "model" in c) > 0.2 * len(configs)
+    assert sum(1 for c in configs if "@models/" in json.dumps(c["settings"])) >= 10
+    assert any("env" in c for c in configs)
+
+
+def test_the_recordings_prove_refusals_of_every_kind():
+    """Rules that fired on configs vLLM refused too, over both recordings: the model-dependent, speculative,
+    compilation, parallel and API-server refusals are all among them, not only value bounds."""
+    proved: set[str] = set()
+    for path in FIXTURES:
+        header, configs, verdicts = recorded(path)
+        proved |= set(compare(configs, verdicts, header["vllm"])["exercised"])
+    for rule_id in ("VR116", "VR119", "VR402", "VR501", "VR505", "VR509", "VR326", "VR330", "VR331", "VR340",
+                    "VR701", "VR703", "VR705", "VR504", "VR516", "VR801", "VR807", "bad-input"):
+        assert rule_id in proved, rule_id
 
 
 def test_both_releases_are_recorded():

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from _rules_helpers import check_text
+from _rules_helpers import REPO, check_text
 from reader.rules_engine.loader import load_rules
 
 RULES = load_rules()
 
 
 @pytest.mark.parametrize("rule_id", [r.id for r in RULES.rules])
-def test_example_triggers_its_rule(rule_id, tmp_path):
+def test_example_triggers_its_rule(rule_id, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)  # examples name local draft models by their path in the repository, as vLLM reads them
     rule = RULES.get(rule_id)
     ex = rule.spec.example
     report = check_text(tmp_path, ex.config, name=ex.file, version=ex.vllm_version, gpu=ex.gpu, gpus=ex.gpus,

@@ -2,8 +2,9 @@
 argument checks and EngineArgs.create_engine_config(), in one process, no weights and no GPU.
 
 Run with a vLLM environment's python (tools/vllm_env.sh). Reads JSON lines on stdin, one config each:
-    {"id": "...", "argv": ["--max-num-seqs", "0", ...], "config_yaml": "...", "env": {"NAME": "value"}}
-`argv` are the arguments after `vllm serve MODEL`; `config_yaml`, when given, is written to a file and passed
+    {"id": "...", "argv": ["--max-num-seqs", "0", ...], "config_yaml": "...", "env": {"NAME": "value"},
+     "model": "/path/to/a/model/folder"}
+`argv` are the arguments after `vllm serve MODEL` (MODEL: the item's `model`, else the driver's argument); `config_yaml`, when given, is written to a file and passed
 as `--config FILE` (vLLM's own YAML reader). Writes one JSON line per config:
     {"id": "...", "verdict": "ok" | "refused", "stage": "parse" | "serve-args" | "engine-args" | "config",
      "error": "ExceptionType", "message": "vLLM's message, on one line"}
@@ -49,7 +50,7 @@ def _one(top, serve, item: dict, model: str) -> dict:
     import vllm
     from vllm.usage.usage_lib import UsageContext
 
-    argv = ["serve", model, *item.get("argv", [])]
+    argv = ["serve", item.get("model") or model, *item.get("argv", [])]
     stage = "parse"
     saved_env = {k: os.environ.get(k) for k in item.get("env", {})}
     os.environ.update(item.get("env", {}))
@@ -65,9 +66,12 @@ def _one(top, serve, item: dict, model: str) -> dict:
             with contextlib.redirect_stderr(err):
                 args = top.parse_args(argv)
         except SystemExit:
-            lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+            # argparse ends with its own 'error:' line; a config class's ValidationError raised while argparse
+            # converts a JSON option ends with pydantic's 'For further information' line, after its message
+            lines = [ln.strip() for ln in err.getvalue().splitlines()
+                     if ln.strip() and not ln.strip().startswith("For further information")]
             return {"verdict": "refused", "stage": stage, "error": "SystemExit",
-                    "message": lines[-1] if lines else ""}
+                    "message": " ".join(lines[-2:])[:600] if lines else ""}
         stage = "serve-args"
         serve.validate(args)
         if getattr(args, "model_tag", None) is not None:

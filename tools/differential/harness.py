@@ -2,8 +2,8 @@
 
 vLLM's verdict comes from tools/differential/driver.py, run once with a vLLM environment's python for all the
 configs (each import of vLLM costs seconds). Ours is `check_files` in this process: "refused" when the config
-is bad input (exit 2) or has an error finding (exit 1). The check gets the same model (the tiny Llama's
-config.json) and an L4 as the GPU: the CPU build's default batch sizes (2,048 tokens per GPU) match those of
+is bad input (exit 2) or has an error finding (exit 1). The check gets the same model (the config's model
+folder: the tiny Llama's or a variant's config.json) and an L4 as the GPU: the CPU build's default batch sizes (2,048 tokens per GPU) match those of
 GPUs under 70 GiB, where an H100's would not.
 
 Disagreements vLLM's CPU build causes and a GPU build would not (its own platform checks) are listed, with
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from .configs import check_file, vllm_argv
+from .configs import REMOVED, check_file, model_dir, vllm_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_LLAMA = ROOT / "fixtures" / "live" / "tiny-llama"
@@ -54,7 +54,7 @@ def check_verdict(config: dict[str, Any], version: str) -> dict[str, Any]:
         path = Path(tmp) / name
         path.write_text(text)
         report = check_files([str(path)], CheckOptions(vllm_version=version, gpu=CHECK_GPU,
-                                                       model=str(TINY_LLAMA / "config.json")))
+                                                       model=str(model_dir(config) / "config.json")))
     errors = sorted({f.rule_id for f in report.findings if f.severity == "error"})
     bad = [c.error for c in report.configs if c.status == "bad-input"]
     if bad:
@@ -97,11 +97,16 @@ def compare(configs: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], 
     """Agreement over the configs: counts, and each disagreement with the listed reason it fits, if any."""
     known = known_disagreements()
     rows, agree = [], 0
+    exercised: dict[str, int] = {}  # rule -> configs both refused where it fired: the refusals the run proved
     for config in configs:
         vllm = verdicts[config["id"]]
         ours = check_verdict(config, version)
         if vllm["verdict"] == ours["verdict"]:
             agree += 1
+            for rule_id in ours.get("rules", []) if ours["verdict"] == "refused" else []:
+                exercised[rule_id] = exercised.get(rule_id, 0) + 1
+            if ours.get("how") == "bad-input" and vllm["verdict"] == "refused":
+                exercised["bad-input"] = exercised.get("bad-input", 0) + 1
             continue
         rows.append({"config": config, "vllm": vllm, "check": ours,
                      "known": classify(config, vllm, ours, version, known)})
@@ -109,7 +114,8 @@ def compare(configs: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], 
     return {"version": version, "configs": len(configs), "agree": agree, "disagree": len(rows),
             "explained": explained, "unexplained": len(rows) - explained,
             "agreement": agree / len(configs) if configs else 1.0,
-            "agreement_outside_known": (agree + explained) / len(configs) if configs else 1.0, "rows": rows}
+            "agreement_outside_known": (agree + explained) / len(configs) if configs else 1.0,
+            "exercised": dict(sorted(exercised.items())), "rows": rows}
 
 
 def describe(row: dict[str, Any]) -> str:
@@ -137,6 +143,5 @@ def options_for(version: str) -> set[str]:
     from .configs import VALUES
 
     table = flag_table(parse_version(version))
-    removed = {"--swap-space", "--num-scheduler-steps", "--max-seq-len-to-capture", "--use-v2-block-manager"}
-    return {o for o in VALUES if o in table.options or o in removed}
+    return {o for o in VALUES if o in table.options or o in REMOVED}
 

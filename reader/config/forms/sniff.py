@@ -94,7 +94,13 @@ def structured_yaml(text: str) -> bool:
         docs = load_yaml_documents(text, None)
     except ReaderError:
         return False
-    return any(isinstance(d.data, (dict, list)) for d in docs)
+    return any(isinstance(d.data, list) or (isinstance(d.data, dict) and not _command_as_key(d.data)) for d in docs)
+
+
+def _command_as_key(data: dict) -> bool:
+    """`vllm serve m --x '{"k": 1}'` parses as a one-key YAML mapping whose key is the command up to `": "`; no
+    YAML config has a key holding ` --option`, so such a mapping is a command line, not structure."""
+    return any(isinstance(k, str) and re.search(r"\s--[A-Za-z]", k) for k in data)
 
 
 def _has_just_recipe(text: str) -> bool:
