@@ -120,6 +120,26 @@ def find_model(name: str) -> Optional[ModelSpec]:
     return None if pos is None else _model_at(pos)
 
 
+def bare_name_match(name: str) -> Optional[str]:
+    """The catalog id whose repository name (without the organisation) is `name`, when only one is."""
+    key = _model_key(name)
+    if "/" in key:
+        return None
+    pos = _model_index().get(key)
+    return None if pos is None else _model_entries()[pos]["id"]
+
+
+@lru_cache(maxsize=1)
+def catalog_orgs() -> frozenset[str]:
+    """Lower-cased organisations of the catalog's ids and aliases (to tell `org/name` in a path)."""
+    return frozenset(key.split("/", 1)[0] for key in _model_index() if "/" in key)
+
+
+def catalog_location(model_id: str) -> str:
+    """Where the catalog keeps a model's facts, for the report."""
+    return f"reader/catalog/models.yaml, {model_id}"
+
+
 def _is_local_path(name: str) -> bool:
     text = name.strip()
     if text.startswith((".", "/", "~")) or text.lower().endswith(".json") or "\\" in text:
@@ -137,17 +157,17 @@ def get_model(name: str) -> ModelSpec:
         raise ReaderError("no model given: expected a Hugging Face id or a path to a config.json.",
                           hint=_PATH_HINT)
     if _is_local_path(name):
-        from .hf_config import read_hf_config
+        from .model_files import read_model_path
 
-        return read_hf_config(name.strip())
+        return read_model_path(name.strip())
     found = find_model(name)
     if found is not None:
         return found
-    raise ReaderError(f"unknown model '{name.strip()}'.{_did_you_mean(_model_suggestions(name))}",
+    raise ReaderError(f"unknown model '{name.strip()}'.{did_you_mean(model_suggestions(name))}",
                       hint=_PATH_HINT)
 
 
-def _model_suggestions(name: str) -> list[str]:
+def model_suggestions(name: str) -> list[str]:
     """Up to three catalog names close to `name`: names containing it first, then difflib's picks."""
     display: dict[str, tuple[str, int]] = {}  # lower-cased candidate -> (name to show, entry)
     for pos, entry in enumerate(_model_entries()):
@@ -234,7 +254,7 @@ def resolve_gpu(name: str) -> tuple[GpuSpec, Optional[str]]:
             gpu_id, note = ambiguous[candidate]
             return _gpu_by_id(gpu_id), f"'{name.strip()}' taken as {gpu_id}: {note}"
     known = ", ".join(entry["id"] for entry in _gpu_data()["gpus"])
-    raise ReaderError(f"unknown GPU '{name.strip()}'.{_did_you_mean(_gpu_suggestions(key))}",
+    raise ReaderError(f"unknown GPU '{name.strip()}'.{did_you_mean(_gpu_suggestions(key))}",
                       hint=f"Known GPUs: {known} (details: vllm-reader catalog gpus).")
 
 
@@ -279,7 +299,7 @@ def ambiguous_gpu_aliases() -> dict[str, tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _did_you_mean(names: list[str]) -> str:
+def did_you_mean(names: list[str]) -> str:
     if not names:
         return ""
     quoted = [f"'{n}'" for n in names]

@@ -31,6 +31,6 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context)
         resolved = load_and_resolve(config, options)
         cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
-        typer.echo(render_capacity(cap, fmt))
+        typer.echo(render_capacity(cap, fmt, resolved.model_how))
         if cap.startup_error is not None:
             raise typer.Exit(1)

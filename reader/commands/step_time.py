@@ -15,7 +15,7 @@ FORMATS = ("text", "json")
 def register(app: typer.Typer) -> None:
     @app.command("step-time")
     def step_time(
-        model: str = typer.Option(..., "--model", "-m", help="Model id/alias from the catalog, or a config.json path."),
+        model: str = typer.Option(..., "--model", "-m", help="Hugging Face id (local cache, shipped catalog or Hub), model folder or config.json."),
         gpu: str = typer.Option(..., "--gpu", "-g", help="GPU id/alias from the catalog."),
         batch: str = typer.Option(..., "--batch", "-b", help='Items like "prefill:2048@0,decode:64@2048".'),
         tp: int = typer.Option(1, "--tp", help="Tensor-parallel size."),
@@ -73,14 +73,15 @@ def run(model: str, gpu: str, batch: str, *, tp: int = 1, pp: int = 1, dtype: st
     import json
 
     from reader.capacity.steptime import StepTimeModel
-    from reader.catalog.load import get_gpu, get_model
+    from reader.catalog.load import get_gpu
+    from reader.catalog.resolution import require_model
     from reader.errors import ReaderError
 
     fmt = (fmt or "text").lower()
     if fmt not in FORMATS:
         raise ReaderError(f"unknown format '{fmt}': expected text or json", key="--format")
     step = parse_batch(batch)
-    m, g = get_model(model), get_gpu(gpu)
+    m, g = require_model(model).spec, get_gpu(gpu)
     stm = StepTimeModel(m, g, tp=tp, pp=pp, quantization=quantization, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
                         enforce_eager=enforce_eager, max_num_batched_tokens=max(8192, step.num_tokens))
     parts = stm.breakdown(step)

@@ -129,7 +129,7 @@ def _settings(r: ResolvedDeployment) -> list[SettingRow]:
 
 
 def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
-    out = [f"model: {r.model.id if r.model else r.deployment.model} ({r.model_how})",
+    out = [f"model: {r.model.id if r.model else r.deployment.model}; {r.model_how}",
            f"GPU: {r.gpu_count} x {r.gpu.id if r.gpu else '?'} (type: {r.gpu_how}; count: {r.gpu_count_how})",
            f"vLLM {r.version}, {r.engine.upper()} engine ({'version given' if r.version_origin != 'none' else 'newest known release, version not given'})",
            "defaults used: " + ", ".join(f"{d}={r.values[d].value}" for d in ROW_ORDER

@@ -76,12 +76,8 @@ def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: 
 def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
     """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
     deployment: Deployment = with_flags(base.resolved.deployment, changes)
-    resolved = resolve(deployment, model_override=_override(base.resolved))
+    resolved = resolve(deployment, model_resolution=base.resolved.model_resolution)
     return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
-
-
-def _override(r: ResolvedDeployment) -> Optional[str]:
-    return r.model.id if r.model is not None and r.model_how.startswith("given with --model") else None
 
 
 def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:

@@ -84,10 +84,11 @@ def test_checkpoint_quantization_and_fp8_kv_from_the_checkpoint():
     assert r.derived["kv_cache_dtype"].value.startswith("fp8")
 
 
-def test_local_model_paths_are_matched_by_name_and_said():
+def test_container_model_paths_are_inferred_by_name_and_said_loudly():
     r = resolved("vllm serve /models/Qwen3-8B", "0.18.0")
     assert r.model is not None and r.model.id == "Qwen/Qwen3-8B"
-    assert any("matched by name" in n.message for n in r.notes)
+    note = next(n for n in r.notes if "inferred" in n.message)
+    assert note.level == "warning" and "--model" in note.message and "'/models/Qwen3-8B'" in note.message
 
 
 def test_unknown_gpu_is_assumed_loudly():
