@@ -138,16 +138,17 @@ def _model_notes(d: Deployment, res: Optional[ModelResolution], notes: list[Note
     if res is None:
         return
     name = res.asked
+    # info level: the rules VR904-VR906 report these as warnings from the model.* facts
     if res.inferred_from and res.found:
-        notes.append(Note(level="warning", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
             f"the model path '{name}' does not exist here, so the model was inferred from {res.inferred_from}: "
             f"{res.resolved_id} ({res.shape_from(with_inference=False)}). If that is wrong, name the model with "
             "--model (a Hugging Face id, a model folder or a config.json)")))
     for assumption in res.assumptions:
-        notes.append(Note(level="warning", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
             f"assumed: {assumption}; give the checkpoint's config.json with --model to replace the assumption")))
     if not res.found:
-        notes.append(Note(level="warning", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
             f"model '{name}' could not be resolved: {res.problem}; checks that need its architecture are skipped. "
             "Name the model with --model (a Hugging Face id, a model folder or a config.json)")))
 

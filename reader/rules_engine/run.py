@@ -104,7 +104,8 @@ def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> 
         results.append(ConfigResult.model_construct(
             config=config, status="checked", vllm_version=resolved.version,
             vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
-            rules_evaluated=evaluated.rules_evaluated, error=None))
+            rules_evaluated=evaluated.rules_evaluated, model=resolved.model.id if resolved.model else d.model,
+            model_source=resolved.model_how if d.model or resolved.model else None, error=None))
     bad = sum(1 for r in results if r.status == "bad-input")
     code = exit_code_for(findings, opts.fail_on, bad > 0)
     versions = {r.vllm_version for r in results if r.vllm_version}
