@@ -116,6 +116,7 @@ _SUFFIXES: tuple[tuple[str, str, float, str, str], ...] = (
     (r"[-_.](quantized\.)?w4a16", "compressed-tensors", 4.0, "all_but_lm_head", "W4A16 (4-bit weights)"),
     (r"[-_.](quantized\.)?w4a8", "compressed-tensors", 4.0, "all_but_lm_head", "W4A8 (4-bit weights)"),
     (r"[-_.]nvfp4", "modelopt_fp4", 4.0, "all_but_lm_head", "NVFP4 weights (4 bits plus scales)"),
+    (r"[-_.]fp4", "modelopt_fp4", 4.0, "all_but_lm_head", "FP4 weights (NVFP4-style, 4 bits plus scales)"),
     (r"[-_.]mxfp4", "mxfp4", 4.0, "experts_only", "MXFP4 expert weights"),
     (r"[-_.]fp8([-_.](static|e4m3|block|kv))*", "fp8", 8.0, "all_but_lm_head", "FP8 weights (8 bits)"),
     (r"[-_.]awq([-_.]int4|[-_.]4bit)?", "awq", 4.0, "all_but_lm_head", "AWQ 4-bit weights"),

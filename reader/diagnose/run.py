@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import __version__
 from ..capacity.figures import GiB
+from ..errors import ReaderError
 from ..config.resolve import ResolvedDeployment
 from ..evidence.from_sim import from_simulation
 from ..sim.api import SimResult
@@ -35,12 +36,16 @@ ROW_ORDER = (
 def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
              modes: Iterable[str] = (), whatifs: bool = True, workers: Optional[int] = None) -> Diagnosis:
     findings = findings_for(resolved)
-    scenario = build_scenario(resolved, workload, slos_ms)
     errors = [f for f in findings if f.severity == "error"]
+    try:
+        scenario = build_scenario(resolved, workload, slos_ms)
+    except ReaderError:
+        if not errors:
+            raise
+        return _refused(resolved, findings, errors)
     base_result: Optional[SimResult] = None
     if errors:
-        verdict = startup_verdict(f"vLLM {resolved.version} would refuse this config: {errors[0].message}",
-                                  [f"{f.rule}: {f.message}" for f in errors])
+        verdict = _refusal_verdict(resolved, errors)
     elif not scenario.starts:
         err = scenario.capacity.startup_error
         verdict = startup_verdict(f"vLLM {resolved.version} would fail at start-up: {err.message}",
@@ -59,6 +64,22 @@ def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Option
         result = base_result if mode == "chunked" else scenario.run(mode)
         diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
     return diagnosis
+
+
+def _refusal_verdict(r: ResolvedDeployment, errors: list[FindingRef]) -> Verdict:
+    return startup_verdict(f"vLLM {r.version} would refuse this config: {errors[0].message}",
+                           [f"{f.rule}: {f.message}" for f in errors])
+
+
+def _refused(r: ResolvedDeployment, findings: list[FindingRef], errors: list[FindingRef]) -> Diagnosis:
+    """vLLM refuses the config before it sizes anything, in a way the capacity model cannot get past either
+    (attention heads that tensor parallelism does not divide): the verdict rests on the rule errors alone."""
+    return Diagnosis(
+        tool_version=__version__, source=r.deployment.source, form=r.deployment.form, vllm_version=r.version,
+        vllm_version_origin=r.version_origin, engine=r.engine, model=r.model.id if r.model else None,
+        model_given=r.deployment.model, gpu=r.gpu.id if r.gpu else None, gpu_count=r.gpu_count, starts=False,
+        verdict=_refusal_verdict(r, errors), findings=findings, settings=_settings(r), assumptions=_assumptions(r),
+        notes=[n.message for n in r.deployment.notes + r.notes])
 
 
 def compute_ridge(r: ResolvedDeployment) -> Optional[float]:
@@ -129,7 +150,7 @@ def _settings(r: ResolvedDeployment) -> list[SettingRow]:
     return rows
 
 
-def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
+def _assumptions(r: ResolvedDeployment, sc: Optional[Scenario] = None) -> list[str]:
     out = [f"model: {r.model.id if r.model else r.deployment.model}; {r.model_how}",
            f"GPU: {r.gpu_count} x {r.gpu.id if r.gpu else '?'} (type: {r.gpu_how}; count: {r.gpu_count_how})",
            f"vLLM {r.version}, {r.engine.upper()} engine ({'version given' if r.version_origin != 'none' else 'newest known release, version not given'})",
@@ -138,9 +159,10 @@ def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
                                          and d in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                                                    "enable_prefix_caching", "gpu_memory_utilization", "max_model_len",
                                                    "block_size", "kv_cache_dtype", "async_scheduling")),
-           f"workload: {describe(sc.spec)}"
-           + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
-              and sc.spec.preset == "chat" else ""),
+           (f"workload: {describe(sc.spec)}"
+            + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
+               and sc.spec.preset == "chat" else "")) if sc is not None
+           else "workload: not simulated (vLLM would refuse the config)",
            "step times: roofline model calibrated on H200 measurements of a Llama-3-8B-shaped model "
            "(fixtures/gpu/); other GPUs and shapes are extrapolated from datasheet peaks",
            f"scheduler CPU time {DEFAULT_SCHEDULER_OVERHEAD_S * 1000:.1f} ms per step"

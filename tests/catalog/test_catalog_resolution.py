@@ -235,6 +235,9 @@ def test_storage_uris_resolve_without_their_scheme(cache):
     ("RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "compressed-tensors", 4, "RedHatAI/Llama-3.1-8B-Instruct"),
     ("unsloth/llama-3-8b-Instruct-bnb-4bit", "bitsandbytes", 4, "unsloth/llama-3-8b-Instruct"),
     ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "fp8", 8, "meta-llama/Llama-4-Maverick-17B-128E-Instruct"),
+    ("nvidia/Llama-4-Scout-17B-16E-Instruct-FP4", "modelopt_fp4", 4, "nvidia/Llama-4-Scout-17B-16E-Instruct"),
+    ("Qwen/Qwen3-30B-A3B-GPTQ-Int4", "gptq", 4, "Qwen/Qwen3-30B-A3B"),
+    ("openai/gpt-oss-20b-MXFP4", "mxfp4", 4, "openai/gpt-oss-20b"),
 ])
 def test_the_name_announces_the_weight_format(name, method, bits, base):
     quant = names.quantization_from_name(name)
