@@ -184,17 +184,24 @@ def _by_id(chain: _Chain, repo_id: str, revision: Optional[str]) -> Optional[Mod
 
 def _from_cache(chain: _Chain, repo_id: str, revision: Optional[str]) -> bool:
     from .hf_cache import Snapshot, find_snapshot
-    from .model_files import find_model_files, read_model_files
 
     snap = find_snapshot(repo_id, revision)
     if not isinstance(snap, Snapshot):
         chain.step("hf-cache", repo_id, False, snap.reason)
         return False
-    files = find_model_files(snap.folder, chain.config_format)
-    where = f"{snap.repo_id} @ {snap.revision} = {snap.commit[:12]}, {files.main}"
-    spec = read_model_files(files, model_id=snap.repo_id, source=f"Hugging Face cache: {where}")
-    chain.step("hf-cache", repo_id, True, where)
-    chain.hit(spec, "hf-cache", where, snap.repo_id)
+    return _read_folder(chain, "hf-cache", repo_id, snap.repo_id, snap.folder,
+                        f"{snap.repo_id} @ {snap.revision} = {snap.commit[:12]}")
+
+
+def _read_folder(chain: _Chain, source: Source, asked: str, model_id: str, folder: Path, where: str) -> bool:
+    """A cached or downloaded snapshot read with the users' reader; the step and the hit recorded."""
+    from .model_files import find_model_files, read_model_files
+
+    files = find_model_files(folder, chain.config_format)
+    where = f"{where}, {files.main}"
+    spec = read_model_files(files, model_id=model_id, source=f"{_SOURCE_WORDS[source]}: {where}")
+    chain.step(source, asked, True, where)
+    chain.hit(spec, source, where, model_id)
     return True
 
 
@@ -216,18 +223,13 @@ def _from_catalog(chain: _Chain, repo_id: str) -> bool:
 
 def _from_hub(chain: _Chain, repo_id: str, revision: Optional[str]) -> bool:
     from .hub import Downloaded, download_config
-    from .model_files import find_model_files, read_model_files
 
     got = download_config(repo_id, revision)
     if not isinstance(got, Downloaded):
         chain.step("hub", repo_id, False, got.reason)
         return False
-    files = find_model_files(got.folder, chain.config_format)
-    where = f"{got.endpoint}/{repo_id} @ {got.revision}, saved to {files.main}"
-    spec = read_model_files(files, model_id=repo_id, source=f"downloaded from the Hugging Face Hub: {where}")
-    chain.step("hub", repo_id, True, where)
-    chain.hit(spec, "hub", where, repo_id)
-    return True
+    return _read_folder(chain, "hub", repo_id, repo_id, got.folder,
+                        f"{got.endpoint}/{repo_id} @ {got.revision}, downloaded to the Hugging Face cache")
 
 
 # ---------------------------------------------------------------------------------------------
