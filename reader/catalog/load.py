@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import ReaderError
+from ..errors import ReaderError, did_you_mean
 from .entries import MODELS_DIR, read_entry, scan
 from .types import GpuSpec, ModelSpec
 
@@ -299,21 +299,10 @@ def ambiguous_gpu_aliases() -> dict[str, tuple[str, str]]:
     return {name: (rule["gpu"], rule["note"]) for name, rule in (_gpu_data().get("ambiguous_aliases") or {}).items()}
 
 
-# ---------------------------------------------------------------------------------------------
-
-
-def did_you_mean(names: list[str]) -> str:
-    if not names:
-        return ""
-    quoted = [f"'{n}'" for n in names]
-    joined = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f" Did you mean {joined}?"
-
-
 if __name__ == "__main__":
     print(f"wrote {write_compiled()}")
 
 
 __all__ = ["get_model", "find_model", "list_models", "get_gpu", "find_gpu", "resolve_gpu", "list_gpus",
            "gpu_lookup_note", "ambiguous_gpu_aliases", "bare_name_match", "catalog_orgs", "catalog_location",
-           "model_suggestions", "did_you_mean", "MODELS_DIR", "GPUS_FILE"]
+           "model_suggestions", "MODELS_DIR", "GPUS_FILE"]

@@ -125,7 +125,8 @@ def require_model(name: str, *, revision: Optional[str] = None, config_format: O
     """resolve_model for a name the user gave as an option: not finding it is bad input (exit 2)."""
     res = resolve_model(name, revision=revision, config_format=config_format, from_option=True)
     if not res.found:
-        from .load import did_you_mean, model_suggestions
+        from ..errors import did_you_mean
+        from .load import model_suggestions
 
         raise ReaderError(f"{option} {name.strip()}: {res.problem}.{did_you_mean(model_suggestions(name))}",
                           key=option, hint="Give a Hugging Face id, a model folder or a config.json; "
