@@ -136,13 +136,13 @@ def require_model(name: str, *, revision: Optional[str] = None, config_format: O
 
 def resolve_storage_path(path: str, *, revision: Optional[str] = None,
                          served_names: Iterable[str] = ()) -> ModelResolution:
-    """A model location without its scheme (hf://, s3://, gs://, pvc://, oci:// stripped by the caller):
-    an id or a path whose last components name the model."""
-    text = path.strip().strip("/")
-    if _HUB_ID.match(text) and text.count("/") == 1:
-        return resolve_model(text, revision=revision, served_names=served_names)
-    chain = _Chain(path.strip(), revision, None)
-    return _by_inference(chain, text, served_names)
+    """A model location without its scheme (s3://, gs://, pvc://, oci://... stripped by the caller; hf:// ids go
+    to resolve_model): a bucket or volume path whose last components, like a container path's, name the model."""
+    text = path.strip()
+    if not text:
+        raise ReaderError("the storage URI has no path after its scheme.", key="model")
+    chain = _Chain(text, revision, None)
+    return _by_inference(chain, text.strip("/"), served_names)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,13 +174,18 @@ def _by_id(chain: _Chain, repo_id: str, revision: Optional[str]) -> Optional[Mod
     """Cache, then catalog, then Hub (Hub before catalog when a revision is pinned)."""
     if _from_cache(chain, repo_id, revision):
         return chain.r
-    order = ("hub", "catalog") if revision else ("catalog", "hub")
+    order = ("hub", "catalog") if _pinned(revision) else ("catalog", "hub")
     for source in order:
         if source == "catalog" and _from_catalog(chain, repo_id):
             return chain.r
         if source == "hub" and _from_hub(chain, repo_id, revision):
             return chain.r
     return None
+
+
+def _pinned(revision: Optional[str]) -> bool:
+    """A revision other than the default branch: the catalog's one copy may not be that revision."""
+    return bool(revision) and revision != "main"
 
 
 def _from_cache(chain: _Chain, repo_id: str, revision: Optional[str]) -> bool:
@@ -216,7 +221,7 @@ def _from_catalog(chain: _Chain, repo_id: str) -> bool:
     where = catalog_location(spec.id)
     chain.step("catalog", repo_id, True, spec.id if spec.id.lower() != repo_id.lower() else "")
     chain.hit(spec, "catalog", where, spec.id)
-    if chain.revision:
+    if _pinned(chain.revision):
         chain.r.assumptions.append(f"the catalog holds one copy of {spec.id}'s config.json, not necessarily the one "
                                    f"at revision '{chain.revision}'")
     return True

@@ -119,7 +119,7 @@ def resolve(deployment: Deployment, model_override: Optional[str] = None,
 
 def _resolve_model(d: Deployment, override: Optional[str]) -> Optional[ModelResolution]:
     """The model's shape through the resolution chain (reader/catalog/resolution.py)."""
-    from ..catalog.resolution import require_model, resolve_model
+    from ..catalog.resolution import require_model, resolve_model, resolve_storage_path
 
     revision = _flag_text(d, "revision")
     config_format = _flag_text(d, "config_format")
@@ -130,6 +130,11 @@ def _resolve_model(d: Deployment, override: Optional[str]) -> Optional[ModelReso
         return None
     served = d.flags["served_model_name"].value if "served_model_name" in d.flags else None
     served_names = [served] if isinstance(served, str) else list(served or [])
+    uri = d.model_uri if name == d.model else None
+    if uri and not uri.lower().startswith("hf://"):  # s3://, pvc://, oci://...: the path part names the model
+        return resolve_storage_path(name, revision=revision, served_names=served_names)
+    if uri and uri.count(":") > 1:  # hf://org/name:revision
+        revision = revision or uri.rsplit(":", 1)[1]
     return resolve_model(name, revision=revision, served_names=served_names, config_format=config_format)
 
 

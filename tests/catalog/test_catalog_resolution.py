@@ -259,3 +259,29 @@ def test_an_unreachable_quantized_checkpoint_takes_its_base_shape_as_an_assumpti
 def test_a_checkpoint_with_its_own_config_is_never_overridden_by_its_name(cache):
     res = resolve_model("Qwen/Qwen3-32B-FP8")  # in the catalog with its real quantization_config
     assert res.source == "catalog" and not res.assumptions
+
+
+@pytest.mark.parametrize("uri, model_id", [
+    ("s3://my-bucket/Qwen3-8B", "Qwen/Qwen3-8B"),
+    ("pvc://models/deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1"),
+    ("oci://registry.example/models/qwen3-8b:1.0", "Qwen/Qwen3-8B"),
+    ("hf://Qwen/Qwen3-8B", "Qwen/Qwen3-8B"),
+])
+def test_a_model_given_as_a_storage_uri_resolves_through_the_chain(cache, tmp_path, uri, model_id):
+    from reader.config.load import load_deployment
+    from reader.config.resolve import resolve
+
+    config = tmp_path / "serve.sh"
+    config.write_text(f"vllm serve {uri}\n")
+    r = resolve(load_deployment(str(config)))
+    assert r.model is not None and r.model.id == model_id
+    assert (r.model_resolution.inferred_from is None) == uri.startswith("hf://")
+
+
+def test_an_hf_uri_revision_is_the_revision(cache, tmp_path):
+    from reader.config.load import load_deployment
+    from reader.config.resolve import resolve
+
+    config = tmp_path / "serve.sh"
+    config.write_text(f"vllm serve hf://{TINY}:v1\n")
+    assert resolve(load_deployment(str(config))).model.num_hidden_layers == 4
