@@ -250,8 +250,9 @@ def test_a_plain_name_announces_nothing(name):
 
 
 def test_an_unreachable_quantized_checkpoint_takes_its_base_shape_as_an_assumption(cache):
-    res = resolve_model("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8")
-    assert res.found and res.spec.id == "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8"
+    # a repackager's FP8 export nobody ships a config for: the publisher's BF16 shape, FP8 from the name
+    res = resolve_model("acme-labs/Qwen3-Coder-480B-A35B-Instruct-FP8")
+    assert res.found and res.spec.id == "acme-labs/Qwen3-Coder-480B-A35B-Instruct-FP8"
     assert res.spec.quantization.method == "fp8" and res.spec.num_hidden_layers == 62
     assert "assumed to be FP8 weights" in res.assumptions[0] and res.steps[-1].source == "name"
 
