@@ -118,20 +118,18 @@ def config_from_params(params: dict[str, Any], defaults: dict[str, Any], file: s
     """The config.json that vLLM builds from a Mistral params.json (keys renamed, sliding window as
     layer types, MoE and quantization sections moved), with config.json's keys as defaults."""
     config = {_PARAMS_KEYS.get(key, key): value for key, value in params.items() if key != "max_seq_len"}
-    moe = config.pop("moe", None)
-    if moe is not None:
-        if not isinstance(moe, dict):
-            raise ReaderError(f"expected an object, got {moe!r}.", file=file, key="moe")
-        config["num_local_experts"] = moe.get("num_experts")
-        config["num_experts_per_tok"] = moe.get("num_experts_per_tok")
-        if moe.get("expert_hidden_dim") is not None:
-            config["moe_intermediate_size"] = moe["expert_hidden_dim"]
+    if config.get("moe"):
+        # vLLM maps a params.json `moe` section only for Mistral Large 3 (MLA, shared experts); for a
+        # Mixtral-style model it builds a config without num_local_experts, which its Mixtral class needs.
+        raise ReaderError("params.json has a `moe` section, which vLLM reads into no expert count for a "
+                          f"Mixtral-style model ({_MISTRAL_SOURCE}): it cannot load the model in Mistral format.",
+                          file=file, key="moe", hint="Use the repository's config.json (vLLM: --config-format hf).")
     if config.get("qk_nope_head_dim"):
         raise ReaderError("params.json describes a multi-head latent attention model (Mistral Large 3), which "
                           "vllm-reader reads only from its config.json.", file=file, key="qk_nope_head_dim",
                           hint="Point --model at the folder's config.json.")
-    config["model_type"] = "mixtral" if moe else "mistral"  # params.json says "transformer"
-    config["architectures"] = ["MixtralForCausalLM" if moe else "MistralForCausalLM"]
+    config["model_type"] = "mistral"  # params.json says "transformer"
+    config["architectures"] = ["MistralForCausalLM"]
     _params_sliding_window(config, file)
     _params_quantization(config, file)
     if config.get("vision_encoder") or config.get("multimodal"):

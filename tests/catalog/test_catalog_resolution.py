@@ -148,15 +148,22 @@ def test_a_mistral_params_json_folder_is_read_in_mistral_format(tmp_path):
     assert spec.intermediate_size == 14336 and spec.model_type == "mistral" and not spec.tie_word_embeddings
 
 
-def test_params_json_moe_sliding_window_and_fp8_map_as_in_vllm():
+def test_params_json_sliding_window_and_fp8_map_as_in_vllm():
     params = {"dim": 4096, "n_layers": 4, "head_dim": 128, "hidden_dim": 14336, "n_heads": 32, "n_kv_heads": 8,
-              "vocab_size": 32000, "sliding_window": [None, 4096], "moe": {"num_experts": 8, "num_experts_per_tok": 2},
-              "quantization": {"qformat_weight": "fp8_e4m3"}}
+              "vocab_size": 32000, "sliding_window": [None, 4096], "quantization": {"qformat_weight": "fp8_e4m3"}}
     config = config_from_params(params, {"max_position_embeddings": 65536}, "params.json")
-    assert config["model_type"] == "mixtral" and config["num_local_experts"] == 8
+    assert config["model_type"] == "mistral"
     assert config["layer_types"] == ["full_attention", "sliding_attention"] * 2 and config["sliding_window"] == 4096
     assert config["quantization_config"] == {"quant_method": "fp8"}
     assert config["max_position_embeddings"] == 65536  # from config.json when params.json lacks it
+
+
+def test_params_json_with_a_mixtral_moe_section_is_refused_as_vllm_cannot_load_it():
+    params = {"dim": 64, "n_layers": 1, "n_heads": 1, "hidden_dim": 64, "vocab_size": 8,
+              "moe": {"num_experts": 8, "num_experts_per_tok": 2}}
+    with pytest.raises(ReaderError) as err:
+        config_from_params(params, {}, "params.json")
+    assert "key 'moe'" in err.value.render() and "config.json" in err.value.render()
 
 
 def test_params_json_without_a_length_defaults_to_128000():
@@ -286,3 +293,20 @@ def test_an_hf_uri_revision_is_the_revision(cache, tmp_path):
     config = tmp_path / "serve.sh"
     config.write_text(f"vllm serve hf://{TINY}:v1\n")
     assert resolve(load_deployment(str(config))).model.num_hidden_layers == 4
+
+
+@pytest.mark.parametrize("repo_id, revision", [(TINY, None), (TINY, "v1"), (TINY, V1_SHA), (TINY, MAIN_SHA),
+                                               ("vllm-reader-tests/tiny-llama-fp8", None)])
+def test_the_cache_is_read_where_huggingface_hub_itself_finds_the_file(repo_id, revision):
+    # huggingface_hub's own offline lookup (no network) is the oracle for the layout
+    hub = pytest.importorskip("huggingface_hub")
+    theirs = hub.try_to_load_from_cache(repo_id, "config.json", cache_dir=FIXTURE_CACHE, revision=revision)
+    ours = find_snapshot(repo_id, revision, FIXTURE_CACHE)
+    assert isinstance(theirs, str) and isinstance(ours, Snapshot)
+    assert Path(theirs) == ours.folder / "config.json"
+
+
+def test_a_revision_the_cache_lacks_is_a_miss_for_huggingface_hub_too():
+    hub = pytest.importorskip("huggingface_hub")
+    assert hub.try_to_load_from_cache(TINY, "config.json", cache_dir=FIXTURE_CACHE, revision="v9") is None
+    assert isinstance(find_snapshot(TINY, "v9", FIXTURE_CACHE), CacheMiss)
