@@ -58,7 +58,7 @@ class Snapshot:
 class CacheMiss:
     """Why the cache could not answer, in words for the report."""
 
-    reason: str
+    reason: str = ""  # empty: the cache has no folder for the repository at all
 
 
 def find_snapshot(repo_id: str, revision: Optional[str] = None, cache: Optional[Path] = None) -> Snapshot | CacheMiss:
@@ -66,7 +66,7 @@ def find_snapshot(repo_id: str, revision: Optional[str] = None, cache: Optional[
     cache = cache if cache is not None else hub_cache_dir()
     repo = _repo_dir(cache, repo_id)
     if repo is None:
-        return CacheMiss(f"not in the Hugging Face cache ({cache})")
+        return CacheMiss()
     rev = revision or "main"
     commit = rev if _COMMIT.fullmatch(rev) else _read_ref(repo, rev)
     if commit is None:

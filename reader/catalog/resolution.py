@@ -308,8 +308,12 @@ def _by_name_quant(chain: _Chain, candidates: list[names.Candidate]) -> bool:
 
 
 def _misses(chain: _Chain) -> str:
+    from .hf_cache import hub_cache_dir
+
     seen = dict.fromkeys(f"{_SOURCE_WORDS[s.source]}: {s.detail}" if s.detail else
                          f"{_SOURCE_WORDS[s.source]}: not there" for s in chain.r.steps if not s.found)
+    if any(s.source == "hf-cache" for s in chain.r.steps):
+        seen[f"the Hugging Face cache looked in: {hub_cache_dir()}"] = None
     return "; ".join(seen)
 
 

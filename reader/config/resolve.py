@@ -144,6 +144,8 @@ def _model_notes(d: Deployment, res: Optional[ModelResolution], notes: list[Note
         return
     name = res.asked
     # info level: the rules VR904-VR906 report these as warnings from the model.* facts
+    if len(res.steps) > 1:
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=f"model looked up in turn: {res.tried()}"))
     if res.inferred_from and res.found:
         notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
             f"the model path '{name}' does not exist here, so the model was inferred from {res.inferred_from}: "

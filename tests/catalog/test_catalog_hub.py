@@ -111,3 +111,15 @@ def test_model_option_takes_a_hub_id_too(hub, tmp_path):
     out = run(tmp_path, "/models/our-finetune", {"HF_ENDPOINT": hub.url}, "--model", "acme/open-llama")
     assert out.returncode == 0, out.stderr
     assert "model shape from: Hugging Face Hub" in out.stdout
+
+
+def test_a_catalog_model_never_imports_the_hub_client(tmp_path):
+    # start-up time: huggingface_hub (and its HTTP stack) is imported only when a download is needed
+    example = REPO / "fixtures" / "examples" / "llama-3.1-8b-h100-chat.yaml"
+    code = ("import sys; from reader.config.from_cli import load_and_resolve, load_options; "
+            f"r = load_and_resolve({str(example)!r}, load_options()); "
+            "print(r.model_resolution.source, 'huggingface_hub' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    env["HF_HUB_CACHE"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["catalog", "False"], out.stderr
