@@ -41,9 +41,9 @@ def read_source(folder: Path) -> dict[str, Any]:
 
 
 def scan(models_dir: Path = MODELS_DIR) -> list[dict[str, Any]]:
-    """{id, aliases} of every model folder, sorted by id (what the compiled index holds)."""
+    """{id, aliases} of every model folder, sorted by id in any case (what the compiled index holds)."""
     out = []
-    for source in sorted(models_dir.glob(f"*/*/{SOURCE_NAME}")):
+    for source in sorted(models_dir.glob(f"*/*/{SOURCE_NAME}"), key=lambda p: str(p).lower()):
         folder = source.parent
         model_id = f"{folder.parent.name}/{folder.name}"
         meta = read_source(folder)

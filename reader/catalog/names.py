@@ -128,7 +128,7 @@ _SUFFIXES: tuple[tuple[str, str, float, str, str], ...] = (
     (r"[-_.]int4", "gptq", 4.0, "all_but_lm_head", "4-bit integer weights (GPTQ-style)"),
     (r"[-_.]int8", "gptq", 8.0, "all_but_lm_head", "8-bit integer weights (GPTQ-style)"),
 )
-_GGUF = re.compile(r"[-_.]gguf$", re.IGNORECASE)
+_GGUF = re.compile(r"[-_.]gguf(/|$)", re.IGNORECASE)
 
 
 def quantization_from_name(name: str) -> Optional[NameQuant]:

@@ -102,6 +102,12 @@ def resolve_model(name: str, *, revision: Optional[str] = None, served_names: It
                           key="--model" if from_option else "model")
     chain = _Chain(text, revision, config_format)
     chain.r.given_with_option = from_option
+    if names.is_gguf(text):
+        problem = (f"'{text}' is a GGUF checkpoint, whose shape is inside the .gguf file, which vllm-reader does not "
+                   "read; name the base model's Hugging Face id or config.json with --model")
+        if from_option:
+            raise ReaderError(f"--model {text}: {problem}.", key="--model")
+        return _unresolved(chain, problem)
     if _exists(text):
         return _local(chain, text)
     if _looks_like_path(text):

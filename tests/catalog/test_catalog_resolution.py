@@ -310,3 +310,10 @@ def test_a_revision_the_cache_lacks_is_a_miss_for_huggingface_hub_too():
     hub = pytest.importorskip("huggingface_hub")
     assert hub.try_to_load_from_cache(TINY, "config.json", cache_dir=FIXTURE_CACHE, revision="v9") is None
     assert isinstance(find_snapshot(TINY, "v9", FIXTURE_CACHE), CacheMiss)
+
+
+@pytest.mark.parametrize("name", ["/models/llama-3-8b-instruct.Q4_K_M.gguf", "TheBloke/Llama-2-7B-GGUF",
+                                  "unsloth/Qwen3-8B-GGUF"])
+def test_a_gguf_checkpoint_is_unresolved_with_the_reason(cache, name):
+    res = resolve_model(name)
+    assert not res.found and "GGUF" in res.problem and "--model" in res.problem
