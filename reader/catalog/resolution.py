@@ -116,14 +116,21 @@ def resolve_model(name: str, *, revision: Optional[str] = None, served_names: It
                               hint="Give --model a Hugging Face id, a model folder or a config.json that exists.")
         return _by_inference(chain, text, served_names)
     if _HUB_ID.match(text):
-        if _by_id(chain, text, revision) is not None:
-            return chain.r
-        if "/" not in text:
-            return _by_inference(chain, text, served_names)
-        if _by_name_quant(chain, [names.Candidate(text, "")]):
-            return chain.r
-        return _unresolved(chain, f"no source has the model {text} ({_misses(chain)})")
+        return _by_hub_id(chain, text, served_names)
     return _unresolved(chain, f"'{text}' is neither a path that exists here nor a Hugging Face id")
+
+
+def _by_hub_id(chain: _Chain, text: str, served_names: Iterable[str]) -> ModelResolution:
+    """An id: as named; else the base model of a quantized name; else what its name or --served-model-name
+    suggest (a relative path in the container, a private fine-tune named after its base)."""
+    if _by_id(chain, text, chain.revision) is not None:
+        return chain.r
+    if "/" in text and _by_name_quant(chain, [names.Candidate(text, "")]):
+        return chain.r
+    inferred = _by_inference(chain, text, served_names, skip=text)
+    if inferred.found or "/" not in text:
+        return inferred
+    return _unresolved(chain, f"no source has the model {text} ({_misses(chain)})")
 
 
 def require_model(name: str, *, revision: Optional[str] = None, config_format: Optional[str] = None,
@@ -248,7 +255,7 @@ def _from_hub(chain: _Chain, repo_id: str, revision: Optional[str]) -> bool:
 # Guesses: ids read from a path, and quantization read from a name
 
 
-def _by_inference(chain: _Chain, text: str, served_names: Iterable[str]) -> ModelResolution:
+def _by_inference(chain: _Chain, text: str, served_names: Iterable[str], skip: str = "") -> ModelResolution:
     from .load import bare_name_match, catalog_orgs
 
     orgs, match = catalog_orgs(), _bare_match(bare_name_match)
@@ -258,17 +265,18 @@ def _by_inference(chain: _Chain, text: str, served_names: Iterable[str]) -> Mode
             candidates.append(names.Candidate(served, f"--served-model-name '{served}'"))
         else:
             candidates += names.candidate_ids(served, known_orgs=orgs, bare_match=match, label="--served-model-name")
+    candidates = [c for c in candidates if c.repo_id.lower() != skip.lower()]  # already asked for as named
     for cand in candidates:
         if _by_id(chain, cand.repo_id, cand.revision or chain.revision) is not None:
             chain.r.inferred_from = cand.why
             return chain.r
     if _by_name_quant(chain, candidates):
         return chain.r
+    what = f"the path '{text}' does not exist here" if _looks_like_path(text) else f"no source has '{text}'"
     if not candidates:
-        return _unresolved(chain, f"the path '{text}' does not exist here and its name matches no known model")
+        return _unresolved(chain, f"{what} and its name matches no known model")
     tried = ", ".join(dict.fromkeys(c.repo_id for c in candidates))
-    return _unresolved(chain, f"the path '{text}' does not exist here and the ids it suggests ({tried}) were "
-                              f"found nowhere ({_misses(chain)})")
+    return _unresolved(chain, f"{what}, and the ids it suggests ({tried}) were found nowhere ({_misses(chain)})")
 
 
 def _bare_match(catalog_match):

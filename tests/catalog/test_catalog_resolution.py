@@ -317,3 +317,16 @@ def test_a_revision_the_cache_lacks_is_a_miss_for_huggingface_hub_too():
 def test_a_gguf_checkpoint_is_unresolved_with_the_reason(cache, name):
     res = resolve_model(name)
     assert not res.found and "GGUF" in res.problem and "--model" in res.problem
+
+
+@pytest.mark.parametrize("name", ["models/Qwen3-8B", "my-org/Qwen3-8B"])
+def test_an_id_no_source_has_is_inferred_from_its_name_loudly(cache, name):
+    # a relative path in the container, or a private fine-tune named after its base model
+    res = resolve_model(name)
+    assert res.resolved_id == "Qwen/Qwen3-8B" and res.inferred_from == "the folder name 'Qwen3-8B'"
+    assert [s.name for s in res.steps][:2] == [name, name]  # asked for as named first
+
+
+def test_an_id_whose_name_suggests_nothing_stays_unresolved(cache):
+    res = resolve_model("acme/weird-model")
+    assert not res.found and res.problem.startswith("no source has the model acme/weird-model")
