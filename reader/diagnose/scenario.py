@@ -14,7 +14,7 @@ from ..config.edit import with_flags
 from ..config.model import Deployment
 from ..config.resolve import ResolvedDeployment, resolve
 from ..pipeline import capacity_request, step_time_model, workload_spec
-from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, make_workload, simulate
+from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, Workload, make_workload, simulate
 
 # Acceptance rate per drafted token when the workload does not say: a round middle-of-the-road figure
 # per method family (published acceptance varies from ~0.3 to ~0.8 with model, data and k). Stated in
@@ -47,11 +47,10 @@ class Scenario:
                         slos_ms=self.slos_ms or None, keep_requests=keep_requests)
 
 
-def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
-              itl_p99_ms: Optional[float] = None) -> dict[str, float]:
+def slos_from(r: ResolvedDeployment) -> dict[str, float]:
+    """The SLOs the deployment was given (--slo-* options win over the comment block when it is loaded)."""
     ctx = r.deployment.context
-    ttft = ttft_p99_ms if ttft_p99_ms is not None else ctx.slo_ttft_p99_ms
-    itl = itl_p99_ms if itl_p99_ms is not None else ctx.slo_itl_p99_ms
+    ttft, itl = ctx.slo_ttft_p99_ms, ctx.slo_itl_p99_ms
     out = {}
     if ttft:
         out["ttft"] = float(ttft)
@@ -60,10 +59,11 @@ def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
     return out
 
 
-def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
+def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None,
                    spec: Any = None, generated: Any = None) -> Scenario:
-    """From a resolved deployment: capacity, step-time model, workload and scheduler settings."""
-    spec = spec if spec is not None else workload_spec(resolved, workload)
+    """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
+    the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
+    spec = spec if spec is not None else workload_spec(resolved)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
     cap = compute_capacity(capacity_request(resolved, generated))
     notes: list[str] = []
@@ -73,11 +73,41 @@ def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: 
                     notes=notes, seed=spec.seed)
 
 
-def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
-    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
-    deployment: Deployment = with_flags(base.resolved.deployment, changes)
+@dataclass(frozen=True)
+class Change:
+    """What one trial changes: vLLM flags, and (for a plan) the GPU type and count and the traffic one
+    replica sees. None keeps the base's."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    gpu: Optional[str] = None
+    gpu_count: Optional[int] = None
+    workload: Any = None  # a WorkloadSpec (drawn with its own seed) or a Workload (concrete requests)
+
+
+def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
+    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs unless the
+    Change gives another GPU or workload)."""
+    change = changes if isinstance(changes, Change) else Change(flags=changes)
+    deployment: Deployment = with_flags(base.resolved.deployment, change.flags)
+    if change.gpu is not None or change.gpu_count is not None:
+        context = deployment.context.model_copy(update=_hardware(change))
+        deployment = deployment.model_copy(update={"context": context})
     resolved = resolve(deployment, model_resolution=base.resolved.model_resolution)
-    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
+    spec, generated = base.spec, base.workload
+    if isinstance(change.workload, Workload):
+        generated = change.workload
+    elif change.workload is not None:
+        spec, generated = change.workload, make_workload(change.workload, change.workload.seed)
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=spec, generated=generated)
+
+
+def _hardware(change: Change) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if change.gpu is not None:
+        out.update(gpu=change.gpu, gpu_origin="cli")
+    if change.gpu_count is not None:
+        out.update(gpu_count=change.gpu_count, gpu_count_origin="cli")
+    return out
 
 
 def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:
@@ -85,7 +115,7 @@ def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -
     block_size = v("block_size") or 16
     # The simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size"
     # log line) already divides hybrid models' blocks among their groups.
-    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size + 1
+    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
                      "(V0 scheduled prefills and decodes in separate steps)")

@@ -354,8 +354,9 @@ def test_diagnose_outcome(name):
 
     outcome, options, words, _, _ = DIAGNOSE[name]
     try:
-        resolved = load_and_resolve(str(CORPUS / name), load_options(**options))
-        d = diagnose(resolved, workload={"preset": "chat", "num_requests": 60}, whatifs=False)
+        resolved = load_and_resolve(str(CORPUS / name),
+                                    load_options(workload="{preset: chat, num_requests: 60}", **options))
+        d = diagnose(resolved, whatifs=False)
     except ReaderError as err:
         text = err.render()
         assert outcome == "exit-2", text
