@@ -70,6 +70,12 @@ class ResolvedDeployment(BaseModel):
         item = self.values.get(dest) or self.derived.get(dest)
         return item.value if item else None
 
+    @property
+    def model_guessed(self) -> bool:
+        """The model's shape rests on a guess: an id inferred from a path, or a format assumed from a name."""
+        res = self.model_resolution
+        return res is not None and res.found and bool(res.inferred_from or res.assumptions)
+
     def require_model(self) -> ModelSpec:
         if self.model is None:
             name = self.deployment.model

@@ -111,3 +111,8 @@ def test_async_scheduling_auto_turns_off_for_draft_models():
     cmd = """vllm serve meta-llama/Llama-3.1-8B --speculative-config '{"method": "ngram", "num_speculative_tokens": 3}'"""
     assert resolved(cmd, "0.18.0").values["async_scheduling"].value is False
     assert resolved("vllm serve meta-llama/Llama-3.1-8B", "0.18.0").values["async_scheduling"].value is True
+
+
+def test_a_guessed_model_shape_is_flagged_for_the_reports_that_weigh_it():
+    assert resolved("vllm serve /models/Qwen3-8B", "0.18.0").model_guessed
+    assert not resolved("vllm serve Qwen/Qwen3-8B", "0.18.0").model_guessed
