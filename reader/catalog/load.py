@@ -1,14 +1,15 @@
-"""Look up models and GPUs in the shipped catalogs (models.yaml, gpus.yaml beside this file).
+"""Look up models and GPUs in the shipped catalogs (the models/ folder and gpus.yaml beside this file).
 
 Models: by Hugging Face id, alias or bare repo name ("Llama-3.1-8B"), case-insensitive; a path to
-a local config.json (or the folder holding one) is read instead, as vLLM would read it.
+a local config.json (or the folder holding one) is read instead, as vLLM would read it. Each model
+is a folder of config.json files (reader/catalog/entries.py), read when first asked for.
 GPUs: by id, alias or torch device name, case-insensitive and blind to separators ("h100_sxm",
 "H100 SXM", "nvidia-h100-80gb-hbm3"). A family name that covers several parts ("H100", "A100")
 resolves to the one part gpus.yaml's `ambiguous_aliases` names; `resolve_gpu` returns that note.
 
-The YAML files are the source; catalog.json beside them is generated from them (python -m
-reader.catalog.load) because it loads several times faster, and tests check the two agree. The
-catalogs are parsed once, on first use; an entry is validated into its spec when asked for.
+catalog.json beside them is generated (python -m reader.catalog.load): the GPUs of gpus.yaml and the
+model index (each folder's id and aliases), so that start-up reads one small file; tests check it
+is not stale. The catalogs are parsed once, on first use.
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import ReaderError, did_you_mean as _did_you_mean
+from ..errors import ReaderError, did_you_mean
+from .entries import MODELS_DIR, read_entry, scan
 from .types import GpuSpec, ModelSpec
 
 CATALOG_DIR = Path(__file__).resolve().parent
-MODELS_FILE = CATALOG_DIR / "models.yaml"
 GPUS_FILE = CATALOG_DIR / "gpus.yaml"
 COMPILED_FILE = CATALOG_DIR / "catalog.json"
 
@@ -48,8 +49,8 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 def compile_catalogs() -> dict[str, Any]:
-    """Both YAML catalogs as the one object catalog.json holds."""
-    return {"models": _load_yaml(MODELS_FILE), "gpus": _load_yaml(GPUS_FILE)}
+    """The model index (from the folders) and the GPU catalog, as the one object catalog.json holds."""
+    return {"models": scan(MODELS_DIR), "gpus": _load_yaml(GPUS_FILE)}
 
 
 def write_compiled() -> Path:
@@ -69,7 +70,7 @@ def _catalogs() -> dict[str, Any]:
 
 
 def _model_entries() -> list[dict[str, Any]]:
-    return _catalogs()["models"]["models"]
+    return _catalogs()["models"]
 
 
 def _gpu_data() -> dict[str, Any]:
@@ -90,14 +91,14 @@ def _model_key(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def _model_index() -> dict[str, int]:
-    """Lower-cased id, alias and (when unique) bare repo name -> position in models.yaml."""
+    """Lower-cased id, alias and (when unique) bare repo name -> position in the model index."""
     index: dict[str, int] = {}
     bare: dict[str, set[int]] = {}
     for pos, entry in enumerate(_model_entries()):
         for name in (entry["id"], *entry.get("aliases", ())):
             key = _model_key(name)
             if key in index and index[key] != pos:
-                raise RuntimeError(f"models.yaml: '{name}' names two entries")
+                raise RuntimeError(f"model catalog: '{name}' names two entries")
             index[key] = pos
             if "/" in key:
                 bare.setdefault(key.rsplit("/", 1)[1], set()).add(pos)
@@ -109,7 +110,7 @@ def _model_index() -> dict[str, int]:
 
 @lru_cache(maxsize=None)
 def _model_at(pos: int) -> ModelSpec:
-    return ModelSpec.model_validate(_model_entries()[pos])
+    return read_entry(_model_entries()[pos]["id"], MODELS_DIR)
 
 
 def find_model(name: str) -> Optional[ModelSpec]:
@@ -118,6 +119,28 @@ def find_model(name: str) -> Optional[ModelSpec]:
         return None
     pos = _model_index().get(_model_key(name))
     return None if pos is None else _model_at(pos)
+
+
+def bare_name_match(name: str) -> Optional[str]:
+    """The catalog id whose repository name (without the organisation) is `name`, when only one is."""
+    key = _model_key(name)
+    if "/" in key:
+        return None
+    pos = _model_index().get(key)
+    return None if pos is None else _model_entries()[pos]["id"]
+
+
+@lru_cache(maxsize=1)
+def catalog_orgs() -> frozenset[str]:
+    """Lower-cased organisations of the catalog's ids and aliases (to tell `org/name` in a path)."""
+    return frozenset(key.split("/", 1)[0] for key in _model_index() if "/" in key)
+
+
+def catalog_location(model_id: str) -> str:
+    """Where the catalog keeps a model's config.json, for the report."""
+    folder = MODELS_DIR / model_id
+    name = "config.json" if (folder / "config.json").is_file() else "params.json"
+    return f"reader/catalog/models/{model_id}/{name}"
 
 
 def _is_local_path(name: str) -> bool:
@@ -137,17 +160,17 @@ def get_model(name: str) -> ModelSpec:
         raise ReaderError("no model given: expected a Hugging Face id or a path to a config.json.",
                           hint=_PATH_HINT)
     if _is_local_path(name):
-        from .hf_config import read_hf_config
+        from .model_files import read_model_path
 
-        return read_hf_config(name.strip())
+        return read_model_path(name.strip())
     found = find_model(name)
     if found is not None:
         return found
-    raise ReaderError(f"unknown model '{name.strip()}'.{_did_you_mean(_model_suggestions(name))}",
+    raise ReaderError(f"unknown model '{name.strip()}'.{did_you_mean(model_suggestions(name))}",
                       hint=_PATH_HINT)
 
 
-def _model_suggestions(name: str) -> list[str]:
+def model_suggestions(name: str) -> list[str]:
     """Up to three catalog names close to `name`: names containing it first, then difflib's picks."""
     display: dict[str, tuple[str, int]] = {}  # lower-cased candidate -> (name to show, entry)
     for pos, entry in enumerate(_model_entries()):
@@ -234,7 +257,7 @@ def resolve_gpu(name: str) -> tuple[GpuSpec, Optional[str]]:
             gpu_id, note = ambiguous[candidate]
             return _gpu_by_id(gpu_id), f"'{name.strip()}' taken as {gpu_id}: {note}"
     known = ", ".join(entry["id"] for entry in _gpu_data()["gpus"])
-    raise ReaderError(f"unknown GPU '{name.strip()}'.{_did_you_mean(_gpu_suggestions(key))}",
+    raise ReaderError(f"unknown GPU '{name.strip()}'.{did_you_mean(_gpu_suggestions(key))}",
                       hint=f"Known GPUs: {known} (details: vllm-reader catalog gpus).")
 
 
@@ -276,15 +299,10 @@ def ambiguous_gpu_aliases() -> dict[str, tuple[str, str]]:
     return {name: (rule["gpu"], rule["note"]) for name, rule in (_gpu_data().get("ambiguous_aliases") or {}).items()}
 
 
-# ---------------------------------------------------------------------------------------------
-
-
-
-
-
 if __name__ == "__main__":
     print(f"wrote {write_compiled()}")
 
 
 __all__ = ["get_model", "find_model", "list_models", "get_gpu", "find_gpu", "resolve_gpu", "list_gpus",
-           "gpu_lookup_note", "ambiguous_gpu_aliases", "MODELS_FILE", "GPUS_FILE"]
+           "gpu_lookup_note", "ambiguous_gpu_aliases", "bare_name_match", "catalog_orgs", "catalog_location",
+           "model_suggestions", "MODELS_DIR", "GPUS_FILE"]

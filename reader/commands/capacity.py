@@ -33,6 +33,6 @@ def register(app: typer.Typer) -> None:
         stop_if_vllm_refuses(resolved, config)
         with located_in(resolved):
             cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
-        typer.echo(render_capacity(cap, fmt))
+        typer.echo(render_capacity(cap, fmt, resolved.model_how))
         if cap.startup_error is not None:
             raise typer.Exit(1)

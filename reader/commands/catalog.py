@@ -96,8 +96,9 @@ def _models_text() -> str:
              str(m.head_dim), _billions(m.params_total), _billions(m.params_active), _attention(m),
              str(m.max_position_embeddings), _quant(m), _verified(m)] for m in models]
     lines = _table(header, rows, right={2, 4, 5, 6, 8})
-    lines += ["", f"{len(models)} models. Look them up by id, alias or bare repo name (any case), or pass a "
-                  "local config.json instead.",
+    lines += ["", f"{len(models)} models (reader/catalog/models/<org>/<name>/: config.json and its source.yaml). "
+                  "Look them up by id, alias or bare repo name (any case); any other model resolves through a "
+                  "model folder, the Hugging Face cache or the Hub.",
               "VERIFIED: primary = exact config.json copy; secondary = second-hand copy; unverified = no "
               "primary copy; * = some figures unverified.",
               "Aliases, sources and the unverified figures: vllm-reader catalog models --format json"]

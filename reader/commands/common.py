@@ -18,8 +18,9 @@ VersionOpt = Annotated[Optional[str], typer.Option("--vllm-version", help="vLLM 
                                                    "(default: from the image tag, else the newest known).")]
 GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU type, e.g. H100-SXM (see `catalog gpus`).")]
 GpusOpt = Annotated[Optional[int], typer.Option("--gpus", min=1, help="Number of GPUs available to the deployment.")]
-ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Catalog model id, or a local config.json, for a "
-                                                 "model the config names by a local path.")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="The model's shape, in place of what the config "
+                                                 "names: a Hugging Face id (local cache, shipped catalog, Hub), a model "
+                                                 "folder or a config.json.")]
 WorkloadOpt = Annotated[Optional[str], typer.Option("--workload", help="Workload file (YAML/JSON spec, or a JSONL/CSV "
                                                     "trace) or a preset name (chat, rag, summarization, code).")]
 SetOpt = Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE for a $(VAR)/${VAR} placeholder the "

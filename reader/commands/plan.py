@@ -129,14 +129,13 @@ def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, p
 def _resolve(config, model, options):
     import shlex
 
-    from ..catalog.load import get_model
     from ..config.load import load_command_line
     from ..config.resolve import resolve
     from .common import load_and_resolve
 
     if config is not None:
         return load_and_resolve(config, options)
-    get_model(model)  # an unknown model is bad input, named with the closest catalog ids
+    # --model resolves as everywhere (folder, Hugging Face cache, catalog, Hub); an unknown one is bad input
     return resolve(load_command_line(f"vllm serve {shlex.quote(model)}", options), model_override=model)
 
 

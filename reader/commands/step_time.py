@@ -15,7 +15,7 @@ FORMATS = ("text", "json")
 def register(app: typer.Typer) -> None:
     @app.command("step-time")
     def step_time(
-        model: str = typer.Option(..., "--model", "-m", help="Model id/alias from the catalog, or a config.json path."),
+        model: str = typer.Option(..., "--model", "-m", help="Hugging Face id (local cache, shipped catalog or Hub), model folder or config.json."),
         gpu: str = typer.Option(..., "--gpu", "-g", help="GPU id/alias from the catalog."),
         batch: str = typer.Option(..., "--batch", "-b", help='Items like "prefill:2048@0,decode:64@2048".'),
         tp: int = typer.Option(1, "--tp", help="Tensor-parallel size."),
@@ -72,7 +72,7 @@ def run(model: str, gpu: str, batch: str, *, tp: int = 1, pp: int = 1, dtype: st
 
     from reader.calibration.select import profile_for_step_time
     from reader.capacity.steptime import StepTimeModel
-    from reader.catalog.load import get_model
+    from reader.catalog.resolution import require_model
     from reader.errors import ReaderError
     from reader.render.calibration_view import calibration_line
 
@@ -80,7 +80,7 @@ def run(model: str, gpu: str, batch: str, *, tp: int = 1, pp: int = 1, dtype: st
     if fmt not in FORMATS:
         raise ReaderError(f"unknown format '{fmt}': expected text or json", key="--format")
     step = parse_batch(batch)
-    m = get_model(model)
+    m = require_model(model).spec
     chosen = profile_for_step_time(calibration, m, gpu, tp, pp, dtype, quantization, kv_cache_dtype, enforce_eager)
     g = chosen.gpu
     stm = StepTimeModel(m, g, tp=tp, pp=pp, quantization=quantization, dtype=dtype, kv_cache_dtype=kv_cache_dtype,

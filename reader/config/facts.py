@@ -15,7 +15,8 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
-| `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total, attention_chunk_size |
+| `model.source`, `model.resolved_id`, `model.inferred_from`, `model.assumption`, `model.unresolved`, `model.problem` | how the model was resolved (reader/catalog/resolution.py): local, hf-cache, catalog, hub or name; the id inferred from a path and how; what was assumed; true with the reason when the config names a model no source had |
+| `model.known` and `model.<field>` | model facts (from its config.json, whatever the source): id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total, attention_chunk_size |
 | `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
 | `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
@@ -144,6 +145,11 @@ def _speculative(r: ResolvedDeployment, out: dict[str, Any]) -> None:
 def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     m = r.model
     out["model.known"] = m is not None
+    res = r.model_resolution
+    if res is not None:
+        out.update({"model.source": res.source, "model.resolved_id": res.resolved_id,
+                    "model.inferred_from": res.inferred_from, "model.assumption": "; ".join(res.assumptions) or None,
+                    "model.unresolved": not res.found, "model.problem": res.problem})
     if m is None:
         return
     out.update({

@@ -119,7 +119,8 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
     context = _context(options, origins, inv, version)
     deployment = Deployment(
         source=path, form=inv.form, entry_point=inv.entry_point, vllm_version_tag=format_version(version.tag),
-        model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
+        model=model, model_loc=model_loc, model_uri=uri.uri if uri is not None else None, flags=flags,
+        serving=serving, speculative=_speculative(flags),
         env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders, log=inv.log,
     )
     if version.outside_tables:

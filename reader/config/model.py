@@ -204,6 +204,7 @@ class Deployment(BaseModel):
     vllm_version_tag: str  # the checked release whose flag table parsed this config
     model: Optional[str] = None
     model_loc: Optional[SourceLoc] = None
+    model_uri: Optional[str] = None  # the storage URI the model was given as (hf://, s3://, pvc://, ...), if any
     flags: dict[str, GivenFlag] = Field(default_factory=dict)  # by dest, in the order given
     serving: ServingConfig = Field(default_factory=ServingConfig)
     speculative: Optional[SpeculativeSpec] = None

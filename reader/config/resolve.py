@@ -6,12 +6,12 @@ had to assume it. Version-dependent defaults come from rules/defaults.yaml.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
 from ..calibration.profile import CalibrationProfile
+from ..catalog.resolution import ModelResolution
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from ..versions import format_version, parse_version, VersionTuple
@@ -52,7 +52,8 @@ class ResolvedDeployment(BaseModel):
     engine: Literal["v0", "v1"]
     engine_why: str
     model: Optional[ModelSpec] = None
-    model_how: str = ""
+    model_how: str = ""  # "model shape from: <source> (<where>)"
+    model_resolution: Optional[ModelResolution] = None  # every source asked, what was inferred or assumed
     gpu: Optional[GpuSpec] = None
     gpu_how: str = ""
     gpu_assumed: bool = False
@@ -75,14 +76,21 @@ class ResolvedDeployment(BaseModel):
         item = self.values.get(dest) or self.derived.get(dest)
         return item.value if item else None
 
+    @property
+    def model_guessed(self) -> bool:
+        """The model's shape rests on a guess: an id inferred from a path, or a format assumed from a name."""
+        res = self.model_resolution
+        return res is not None and res.found and bool(res.inferred_from or res.assumptions)
+
     def require_model(self) -> ModelSpec:
         if self.model is None:
             name = self.deployment.model
+            res = self.model_resolution
             raise ReaderError(
-                (f"model '{name}' is not in the catalog" if name else "the config names no model (vLLM would stop "
-                 "with 'No model specified!')")
-                + ", so its memory and speed cannot be modelled. Name a catalog model or a local config.json with "
-                  "--model (see `vllm-reader catalog models`).",
+                (f"model '{name}' could not be resolved ({res.problem if res else 'unknown'})" if name else
+                 "the config names no model (vLLM would stop with 'No model specified!')")
+                + ", so its memory and speed cannot be modelled. Name the model with --model: a Hugging Face id, a "
+                  "model folder or a config.json (see `vllm-reader catalog models` for the shipped ones).",
                 file=self.deployment.source, line=self.deployment.model_loc.line if self.deployment.model_loc else None,
                 key="model")
         return self.model
@@ -96,20 +104,27 @@ class ResolvedDeployment(BaseModel):
 
 def resolve(deployment: Deployment, model_override: Optional[str] = None,
             calibration: Optional[CalibrationProfile] = None, calibration_path: Optional[str] = None,
-            device: Optional[GpuSpec] = None) -> ResolvedDeployment:
-    """device: a GPU the catalog does not know, standing in under its own name (from a calibration profile)."""
+            device: Optional[GpuSpec] = None,
+            model_resolution: Optional[ModelResolution] = None) -> ResolvedDeployment:
+    """device: a GPU the catalog does not know, standing in under its own name (from a calibration profile).
+    `model_resolution` reuses a model found before (the what-ifs change flags, not the model)."""
     from ..catalog import load as catalog
 
     version = parse_version(deployment.vllm_version_tag)
     notes: list[Note] = []
-    model, model_how = _resolve_model(deployment, model_override, notes, catalog)
+    resolution = model_resolution if model_resolution is not None else _resolve_model(deployment, model_override)
+    _model_notes(deployment, resolution, notes)
+    model = resolution.spec if resolution is not None else None
+    model_how = resolution.shape_from() if resolution is not None else \
+        "model shape from: nowhere (the config names no model)"
     gpu, gpu_how, gpu_assumed = _resolve_gpu(deployment, notes, catalog, device)
     engine, engine_why = _engine(deployment, version)
     r = ResolvedDeployment(
         deployment=deployment, version=format_version(version),
         version_origin=deployment.context.vllm_version_origin, engine=engine, engine_why=engine_why,
-        model=model, model_how=model_how, gpu=gpu, gpu_how=gpu_how, gpu_assumed=gpu_assumed,
-        gpu_count=1, gpu_count_how="", notes=notes, calibration=calibration, calibration_path=calibration_path,
+        model=model, model_how=model_how, model_resolution=resolution, gpu=gpu, gpu_how=gpu_how,
+        gpu_assumed=gpu_assumed, gpu_count=1, gpu_count_how="", notes=notes, calibration=calibration,
+        calibration_path=calibration_path,
     )
     _Resolver(r, version).run()
     return r
@@ -117,46 +132,53 @@ def resolve(deployment: Deployment, model_override: Optional[str] = None,
 
 # ---- model, GPU, engine ---------------------------------------------------------------------
 
-def _resolve_model(d: Deployment, override: Optional[str], notes: list[Note], catalog) -> tuple[Optional[ModelSpec], str]:
+def _resolve_model(d: Deployment, override: Optional[str]) -> Optional[ModelResolution]:
+    """The model's shape through the resolution chain (reader/catalog/resolution.py)."""
+    from ..catalog.resolution import require_model, resolve_model, resolve_storage_path
+
+    revision = _flag_text(d, "revision")
+    config_format = _flag_text(d, "config_format")
     if override:
-        return catalog.get_model(override), f"given with --model ({override})"
-    if not d.model:
-        return None, "no model in the config"
-    found = catalog.find_model(d.model)
-    if found is not None:
-        return found, "catalog" if found.id == d.model else f"catalog ({found.id})"
-    # list_models() validates every entry, so it runs only when no candidate name matched.
-    matched = next(filter(None, map(catalog.find_model, _name_candidates(d.model))), None) \
-        or _match_by_basename(d.model, catalog.list_models())
-    if matched is not None:
+        return require_model(override, revision=revision, config_format=config_format)
+    name = _flag_text(d, "hf_config_path") or d.model
+    if not name:
+        return None
+    served = d.flags["served_model_name"].value if "served_model_name" in d.flags else None
+    served_names = [served] if isinstance(served, str) else list(served or [])
+    uri = d.model_uri if name == d.model else None
+    if uri and not uri.lower().startswith("hf://"):  # s3://, pvc://, oci://...: the path part names the model
+        return resolve_storage_path(name, revision=revision, served_names=served_names)
+    if uri and uri.count(":") > 1:  # hf://org/name:revision
+        revision = revision or uri.rsplit(":", 1)[1]
+    return resolve_model(name, revision=revision, served_names=served_names, config_format=config_format)
+
+
+def _model_notes(d: Deployment, res: Optional[ModelResolution], notes: list[Note]) -> None:
+    """What was inferred or assumed about the model, loudly, with how to override it."""
+    if res is None:
+        return
+    name = res.asked
+    # info level: the rules VR904-VR906 report these as warnings from the model.* facts
+    if len(res.steps) > 1:
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=f"model looked up in turn: {res.tried()}"))
+    if res.inferred_from and res.found:
         notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
-            f"model path '{d.model}' read as catalog model {matched.id} (matched by name); if that is wrong, "
-            "name the model with --model")))
-        return matched, f"matched by name to {matched.id}"
-    notes.append(Note(level="warning", loc=d.model_loc, key="model", message=(
-        f"model '{d.model}' is not in the catalog; checks that need its architecture are skipped. Name a catalog "
-        "model or a local config.json with --model")))
-    return None, "not in the catalog"
+            f"the model path '{name}' does not exist here, so the model was inferred from {res.inferred_from}: "
+            f"{res.resolved_id} ({res.shape_from(with_inference=False)}). If that is wrong, name the model with "
+            "--model (a Hugging Face id, a model folder or a config.json)")))
+    for assumption in res.assumptions:
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
+            f"assumed: {assumption}; give the checkpoint's config.json with --model to replace the assumption")))
+    if not res.found:
+        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
+            f"model '{name}' could not be resolved: {res.problem}; checks that need its architecture are skipped. "
+            "Name the model with --model (a Hugging Face id, a model folder or a config.json)")))
 
 
-def _name_candidates(name: str) -> list[str]:
-    stripped = name.rstrip("/")
-    base = stripped.rsplit("/", 1)[-1]
-    out = []
-    m = re.match(r"models--([^/]+)--([^/]+)$", base)
-    if m:
-        out.append(f"{m.group(1)}/{m.group(2)}")
-    parts = [p for p in stripped.split("/") if p not in ("", ".", "..")]
-    if len(parts) >= 2:
-        out.append("/".join(parts[-2:]))
-    out.append(base)
-    return out
-
-
-def _match_by_basename(name: str, models: list[ModelSpec]) -> Optional[ModelSpec]:
-    base = name.rstrip("/").rsplit("/", 1)[-1].lower()
-    hits = {m.id: m for m in models for n in (m.id, *m.aliases) if n.rsplit("/", 1)[-1].lower() == base}
-    return next(iter(hits.values())) if len(hits) == 1 else None
+def _flag_text(d: Deployment, dest: str) -> Optional[str]:
+    flag = d.flags.get(dest)
+    value = flag.value if flag is not None else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _resolve_gpu(d: Deployment, notes: list[Note], catalog, device: Optional[GpuSpec]) -> tuple[GpuSpec, str, bool]:

@@ -131,8 +131,8 @@ def comparison(scenario: Scenario, obs: Observation, predicted: Evidence) -> Com
     if r.gpu_assumed:
         reasons["latency"] = reasons["throughput"] = (
             f"{STEP_TIME}; here the GPU was not given and {r.gpu.id if r.gpu else 'a GPU'} was assumed")
-    if r.model_how.startswith("assumed") or "not found" in r.model_how:
-        reasons["kv"] = f"{KV_SIZE}; the model's shape was assumed ({r.model_how})"
+    if r.model_guessed:
+        reasons["kv"] = f"{KV_SIZE}; the model's shape was inferred or assumed ({r.model_how})"
     n_draws = max((len(v) for v in draws.values()), default=1)
     notes = [f"Predicted: the simulation of {scenario.workload.description}.",
              f"Steps, preemptions, queues and time averages: simulated with every step {factor:.3g} times as long "

@@ -101,6 +101,7 @@ def _refused(r: ResolvedDeployment, findings: list[FindingRef], errors: list[Fin
         vllm_version_origin=r.version_origin, engine=r.engine, model=r.model.id if r.model else None,
         model_given=r.deployment.model, gpu=r.gpu.id if r.gpu else None, gpu_count=r.gpu_count,
         starts=False, verdict=_refusal_verdict(r, errors), findings=findings, slos_ms=slos_ms, settings=_settings(r),
+        assumptions=_assumptions(r),
         notes=[n.message for n in r.deployment.notes + r.notes])
 
 
@@ -183,8 +184,8 @@ def _settings(r: ResolvedDeployment) -> list[SettingRow]:
     return rows
 
 
-def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
-    out = [f"model: {r.model.id if r.model else r.deployment.model} ({r.model_how})",
+def _assumptions(r: ResolvedDeployment, sc: Optional[Scenario] = None) -> list[str]:
+    out = [f"model: {r.model.id if r.model else r.deployment.model}; {r.model_how}",
            f"GPU: {r.gpu_count} x {r.gpu.id if r.gpu else '?'} (type: {r.gpu_how}; count: {r.gpu_count_how})",
            f"vLLM {r.version}, {r.engine.upper()} engine ({'version given' if r.version_origin != 'none' else 'newest known release, version not given'})",
            "defaults used: " + ", ".join(f"{d}={r.values[d].value}" for d in ROW_ORDER
@@ -192,13 +193,15 @@ def _assumptions(r: ResolvedDeployment, sc: Scenario) -> list[str]:
                                          and d in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                                                    "enable_prefix_caching", "gpu_memory_utilization", "max_model_len",
                                                    "block_size", "kv_cache_dtype", "async_scheduling")),
-           f"workload: {describe(sc.spec)}"
-           + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
-              and sc.spec.preset == "chat" else ""),
-           f"scheduler CPU time {sc.host_times['overhead_s'] * 1000:.1f} ms per step"
-           + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else "")
-           + (f"; front end {sc.host_times['front_end_s'] * 1000:.1f} ms per request" if sc.host_times['front_end_s']
-              else ""),
+           (f"workload: {describe(sc.spec)}"
+            + (" (no workload given: the chat preset is assumed)" if r.deployment.context.workload is None
+               and sc.spec.preset == "chat" else "")) if sc is not None
+           else "workload: not simulated (vLLM would refuse the config)",
+           (f"scheduler CPU time {sc.host_times['overhead_s'] * 1000:.1f} ms per step"
+            + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else "")
+            + (f"; front end {sc.host_times['front_end_s'] * 1000:.1f} ms per request"
+               if sc.host_times['front_end_s'] else "")) if sc is not None
+           else "scheduler CPU time: not simulated",
            "memory: activation peak, non-torch and CUDA-graph memory are estimates (the capacity command shows them)"]
     return out
 

@@ -107,8 +107,9 @@ def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
     b = base.resolved
     # the calibration travels with every trial; a device it stands in for stays, unless the trial changes GPU
     device = b.gpu if b.gpu is not None and b.gpu.vendor == "other" and change.gpu is None else None
-    resolved = resolve(deployment, model_override=_override(b), calibration=b.calibration,
-                       calibration_path=b.calibration_path, device=device)
+    resolved = resolve(deployment, calibration=b.calibration,
+                       calibration_path=b.calibration_path, device=device,
+                       model_resolution=b.model_resolution)
     spec, generated = base.spec, base.workload
     if isinstance(change.workload, Workload):
         generated = change.workload
@@ -134,10 +135,6 @@ def _logged_correction(resolved: ResolvedDeployment, generated: Any, measured: C
     estimated = compute_capacity(capacity_request(resolved, generated, measured=False))
     delta = measured.workers[0].available_kv.value - estimated.workers[0].available_kv.value
     return delta, "what the log measured beyond the estimate at its own settings"
-
-
-def _override(r: ResolvedDeployment) -> Optional[str]:
-    return r.model.id if r.model is not None and r.model_how.startswith("given with --model") else None
 
 
 def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:

@@ -1,7 +1,9 @@
 """Text, Markdown and JSON views of a `Capacity` (reader.capacity.api): every result next to the
 formula inputs that produced it, vLLM's start-up log lines, and the start-up error if it would fail.
 
-    render_capacity(cap: Capacity, fmt: "text" | "markdown" | "json") -> str
+    render_capacity(cap: Capacity, fmt: "text" | "markdown" | "json", model_source: str = "") -> str
+
+`model_source` is the resolver's "model shape from: ..." line (where the model's config.json came from).
 """
 from __future__ import annotations
 
@@ -15,14 +17,17 @@ from .markdown import code, md
 FORMATS = ("text", "markdown", "json")
 
 
-def render_capacity(cap: Capacity, fmt: str = "text") -> str:
+def render_capacity(cap: Capacity, fmt: str = "text", model_source: str = "") -> str:
     fmt = (fmt or "text").lower()
     if fmt == "json":
-        return json.dumps(cap.model_dump(mode="json"), indent=2)
+        data = cap.model_dump(mode="json")
+        if model_source:
+            data["model_source"] = model_source
+        return json.dumps(data, indent=2)
     if fmt == "markdown":
-        return _markdown(cap)
+        return _markdown(cap, model_source)
     if fmt == "text":
-        return _text(cap)
+        return _text(cap, model_source)
     raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}", key="--format")
 
 
@@ -63,14 +68,15 @@ def _rows(cap: Capacity) -> list[tuple[str, Figure]]:
     return rows
 
 
-def _header(cap: Capacity) -> list[str]:
+def _header(cap: Capacity, model_source: str = "") -> list[str]:
     return [f"model {cap.model} on {cap.gpu}, vLLM {cap.vllm_version} ({cap.engine.upper()} engine), {cap.parallel}",
             f"weights: {cap.weight_format}; KV cache dtype {cap.kv_cache_dtype}; block size {cap.block_size}; "
-            f"max_model_len {cap.max_model_len:,}", f"KV-cache groups: {cap.kv_groups}"]
+            f"max_model_len {cap.max_model_len:,}", f"KV-cache groups: {cap.kv_groups}"] \
+        + ([model_source] if model_source else [])
 
 
-def _text(cap: Capacity) -> str:
-    out = _header(cap) + [""]
+def _text(cap: Capacity, model_source: str = "") -> str:
+    out = _header(cap, model_source) + [""]
     rows = _rows(cap)
     width = max(len(n) for n, _ in rows)
     for name, f in rows:
@@ -93,8 +99,8 @@ def _text(cap: Capacity) -> str:
     return "\n".join(out)
 
 
-def _markdown(cap: Capacity) -> str:
-    out = ["## KV-cache capacity", ""] + [f"- {md(h)}" for h in _header(cap)] + [""]
+def _markdown(cap: Capacity, model_source: str = "") -> str:
+    out = ["## KV-cache capacity", ""] + [f"- {md(h)}" for h in _header(cap, model_source)] + [""]
     out += ["| figure | value | how |", "|---|---:|---|"]
     for name, f in _rows(cap):
         est = " (estimate)" if f.estimated else ""

@@ -61,6 +61,8 @@ def render_text(report: Any, verbose: bool = False) -> str:
             if c.status == "checked":
                 lines.append(f"{c.config}: vLLM {c.vllm_version} ({c.vllm_version_origin}), {c.engine} engine, "
                              f"form {c.form}, {c.rules_evaluated} rules evaluated")
+                if c.model_source:
+                    lines.append(f"{c.config}: model {c.model}; {c.model_source}")
         for s in report.skipped:
             lines.append(f"{s.config}: skipped {s.rule_id} ({s.name}): missing {', '.join(s.missing)}")
     summary = summary_line(report)

@@ -5,7 +5,8 @@ evaluated, against the flat fact view of reader/config/facts.py. A rule with `ea
 matching fact (`absent.*`: once per flag the version lacks) or per loader/resolver note. A rule whose
 condition is unknown (a fact it needs is missing) does not fire and is recorded as skipped. When a
 specific rule fires, the findings of the rules it `overrides` about the same keys are dropped (the
-specific `--swap-space` rule replaces the generic "flag not in this version" one).
+specific `--swap-space` rule replaces the generic "flag not in this version" one). A message may
+name `{skipped_rules}`: the rules this config left undecided, filled once every rule has run.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .findings import Finding, Location, Skipped
 from .loader import LoadedRule, RuleSet
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
+SKIPPED_RULES = "{skipped_rules}"
 
 
 @dataclass
@@ -69,6 +71,10 @@ def check_resolved(resolved: Any, ruleset: RuleSet, config: Optional[str] = None
                 if note.level == level:
                     _one(rule, rule.cond, facts, version, deployment, label, None, note, fired, out)
     out.findings = [f.finding for f in _apply_overrides(fired)]
+    skipped = ", ".join(f"{s.rule_id} ({s.name})" for s in out.skipped) or "none"
+    for finding in out.findings:
+        if SKIPPED_RULES in finding.message:
+            finding.message = finding.message.replace(SKIPPED_RULES, skipped)
     return out
 
 
@@ -83,7 +89,7 @@ def _one(rule: LoadedRule, cond: Any, facts: dict[str, Any], version: Any, deplo
     if not result:
         return
     keys = [k.replace("{each}", each) if each else k for k in rule.spec.keys]
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"skipped_rules": SKIPPED_RULES}  # filled when every rule has run
     if note is not None:
         extra["note"] = note.message
         if note.key:

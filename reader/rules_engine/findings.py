@@ -68,6 +68,10 @@ class ConfigResult(BaseModel):
     engine: Optional[Literal["v0", "v1"]] = None
     form: Optional[str] = None
     rules_evaluated: int = 0
+    model: Optional[str] = Field(default=None, description="The model the checks ran on (its Hugging Face id, or "
+                                 "the local path), when one was found.")
+    model_source: Optional[str] = Field(default=None, description="Where the model's config.json came from: 'model "
+                                        "shape from: <source> (<where>)', or why it was found nowhere.")
     error: Optional[str] = Field(default=None, description="For bad input: the one-paragraph message.")
 
 

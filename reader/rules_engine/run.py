@@ -115,7 +115,8 @@ def _check_one(resolved: Any, config: str, ruleset: Any, only: Optional[list[str
     result = ConfigResult.model_construct(
         config=config, status="checked", vllm_version=resolved.version,
         vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
-        rules_evaluated=evaluated.rules_evaluated, error=None)
+        rules_evaluated=evaluated.rules_evaluated, model=resolved.model.id if resolved.model else d.model,
+        model_source=resolved.model_how if d.model or resolved.model else None, error=None)
     return (result, [f for f in evaluated.findings if f.rule_id not in ignored],
             [s for s in evaluated.skipped if s.rule_id not in ignored])
 

@@ -214,3 +214,177 @@ def test_a_flag_the_version_lacks_is_kept_and_marked():
     swap = d.flags["swap_space"]
     assert not swap.in_version and swap.versions_with_flag == "0.6.3 to 0.17.1"
     assert "swap_space" not in d.serving.model_dump(exclude_none=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# What `vllm-reader diagnose` makes of each config, offline (only the shipped catalog and an empty
+# Hugging Face cache answer; online, the Hub would also resolve the models marked "catalog lacks").
+#
+# Outcomes: "full" (a diagnosis from a simulation), "no-start" ("vLLM would not start", from a rule
+# error or the capacity model), "exit-2" (bad input, one paragraph). Options are only what the file
+# lacks and vLLM would need too (the model, for a --config YAML that leaves it to the command line).
+# The GPU is never given: a file that does not name it is diagnosed on the assumed H100-SXM, loudly.
+# `done` is the issue's measure: a full diagnosis, or a correct would-not-start verdict.
+# file -> (outcome, options, words of the verdict or the error, done, why; what a better answer still lacks)
+ASSUMED_H100 = "on the assumed H100-SXM (the file names no GPU)"
+DIAGNOSE = {
+    "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml": ("full", {}, "", True, "TP16 over two 8-GPU nodes"),
+    "docker_dagnaputra_qwen2.5-7b.sh": ("full", {}, "", True, ""),
+    "docker_dockerapps_deepseek-v3_no_tp.ps1": (
+        "no-start", {}, "No available memory", True, "671B FP8 on one GPU, as the corpus notes say"),
+    "docker_openreinforcedagent_bnb_v0.7.2.sh": (
+        "exit-2", {}, "could not be resolved", False,
+        "a local fine-tune at /workspace/vllm-models/vllm-0: no name to infer the model from; the file lacks "
+        "which model it is (exit 2 names the path and --model, as it should)"),
+    "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": (
+        "no-start", {}, "No available memory", True, "109B BF16 weights exceed 8 x L4 (the corpus notes' case)"),
+    "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": (
+        "no-start", {}, "--swap-space was removed", False,
+        "refused at the newest release, assumed because the Vertex image tag (20250312) maps to no release; "
+        "lacks: the release of that image (helper 14), at which --swap-space still exists"),
+    "issue_gpustack-2259_gemma-3-27b_tp3.sh": (
+        "no-start", {}, "32 attention heads, which tensor_parallel_size 3 does not divide", True,
+        "the real start-up failure; model inferred from the ModelScope folder name"),
+    "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": (
+        "exit-2", {}, "KAITO", False, "a KAITO preset holds no vLLM arguments (refused with the reason)"),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": (
+        "exit-2", {}, "Qwen/Qwen1.5-7B-Chat", False,
+        "the hub-cache folder name gives Qwen/Qwen1.5-7B-Chat; lacks: that model in the catalog (or the Hub online)"),
+    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": (
+        "no-start", {}, "No available memory", True,
+        f"the real failure was on H20s (KV cache too small); {ASSUMED_H100} the FP8 weights leave no KV memory at "
+        "all; FP8 assumed from the name over the BF16 catalog shape (lacks: the FP8 checkpoint's own config, 9B)"),
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": (
+        "exit-2", {}, "Qwen/Qwen2.5-0.5B-Instruct", False, "lacks: Qwen/Qwen2.5-0.5B-Instruct in the catalog (9B)"),
+    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": (
+        "no-start", {}, "replaced by --speculative-config", True,
+        "the real start-up failure (PP x MTP at its own release, tests/rules); at 0.33.0 the legacy flags are refused"),
+    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": ("full", {}, "", True, "model inferred from the path"),
+    "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": (
+        "no-start", {}, "max seq len (131072)", True, "the real start-up failure (KV cache too small)"),
+    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": (
+        "exit-2", {}, "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", False,
+        "lacks: Qwen/Qwen3-Coder-30B-A3B-Instruct(-FP8) in the catalog (9B) and per-stage GPUs (helper 14)"),
+    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": (
+        "no-start", {}, "replaced by --speculative-config", True,
+        "refused at the newest release (assumed) for its legacy flags whatever the model; lacks: "
+        "casperhansen/mixtral-instruct-awq in the catalog (9B) for its memory"),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": (
+        "exit-2", {}, "deepseek-ai/deepseek-coder-33b-instruct", False,
+        "the folder name gives deepseek-ai/deepseek-coder-33b-instruct; lacks: that model in the catalog"),
+    "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("full", {}, "", True, ""),
+    "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": (
+        "full", {}, "", True, "FP8 assumed from the name over Qwen/Qwen3-32B (lacks: RedHatAI's own config, 9B)"),
+    "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("full", {}, "", True, ""),
+    "llmd_wide-ep-lws_decode_leaderworkerset.yaml": (
+        "no-start", {}, "No available memory", False,
+        "wrong: --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) stays unresolved, so DP 1 holds every "
+        "expert; lacks: LWS's group size in shell arithmetic (helper 14)"),
+    "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("full", {}, "", True, ""),
+    "prodstack_gie_gpu-deployment.yaml": ("full", {}, "", True, ""),
+    "prodstack_multi-round-qa_model.yaml": ("full", {}, "", True, ""),
+    "prodstack_values-02-basic-config.yaml": ("full", {}, "", True, ""),
+    "prodstack_values-05-cpu-offloading.yaml": (
+        "exit-2", {}, "mistralai/Mistral-7B-Instruct-v0.2", False, "lacks: Mistral-7B-Instruct-v0.2 in the catalog (9B)"),
+    "prodstack_values-15b-pipeline-parallel-ray.yaml": (
+        "exit-2", {}, "distilbert/distilgpt2", False, "lacks: distilgpt2 in the catalog and GPT-2 layers (9B)"),
+    "prodstack_values-16-disagg-prefill.yaml": ("full", {}, "", True, ""),
+    "prodstack_values-25-v100-tp2.yaml": ("full", {}, "", True, "V100 not read from the values (helper 14)"),
+    "recipes_deepseek-r1_8xh200_tp8_ep.sh": (
+        "no-start", {}, "No available memory", True,
+        f"{ASSUMED_H100}: 671B FP8 exceeds 8 x 80 GB; the recipe is for H200, which the script does not say"),
+    "recipes_gpt-oss-120b_8xh100_eval.sh": ("full", {}, "", True, ""),
+    "recipes_gpt-oss-120b_h100_tp1_oom_workaround.sh": (
+        "no-start", {}, "max seq len (131072)", True, "the recipe's known limitation; issue 27508 hit it"),
+    "recipes_gpt-oss-120b_mi300x_rocm.sh": ("full", {}, "", True, "MI300X not in the script: H100 assumed"),
+    "recipes_gpt-oss_blackwell.yaml": (
+        "no-start", {"model": "openai/gpt-oss-120b"}, "No available memory", True,
+        f"a --config YAML without the model; {ASSUMED_H100}, one GPU cannot hold gpt-oss-120b as 27508 found "
+        "(the recipe is for B200)"),
+    "recipes_gpt-oss_eagle3_hopper.yaml": (
+        "no-start", {"model": "openai/gpt-oss-120b"}, "No available memory", True,
+        f"as above, with the EAGLE3 draft; {ASSUMED_H100}"),
+    "recipes_kimi-k2-thinking_tp8_dcp8.sh": (
+        "exit-2", {}, "moonshotai/Kimi-K2-Thinking", False, "lacks: Kimi-K2-Thinking (INT4 MLA) in the catalog (9B)"),
+    "recipes_llama3.3_hopper.yaml": (
+        "no-start", {"model": "nvidia/Llama-3.3-70B-Instruct-FP8"}, "No available memory", True,
+        f"{ASSUMED_H100}: 67.7 GiB of FP8 weights and the profile run fill 0.92 of 80 GB (FP8 assumed from the "
+        "name; lacks: NVIDIA's own config, 9B)"),
+    "recipes_llama4_blackwell.yaml": (
+        "no-start", {"model": "nvidia/Llama-4-Scout-17B-16E-Instruct-FP4"}, "max seq len (10485760)", True,
+        "the default max_model_len is Scout's 10M positions, which no single GPU's KV cache holds"),
+    "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": (
+        "no-start", {}, "No available memory", True,
+        f"{ASSUMED_H100}; FP8 assumed from the name (lacks: the FP8 checkpoint's own config, 9B)"),
+    "recipes_qwen3-next_mtp.sh": (
+        "exit-2", {}, "Qwen/Qwen3-Next-80B-A3B-Instruct", False, "lacks: Qwen3-Next (hybrid) in the catalog (9B)"),
+    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": (
+        "exit-2", {}, "unsloth/Qwen3.8-27B-NVFP4", False, "lacks: Qwen3.8-27B (or its NVFP4 export) in the catalog"),
+    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": (
+        "exit-2", {}, "meta-llama/Llama-2-7b-chat-hf", False, "lacks: Llama-2-7b-chat-hf in the catalog (9B)"),
+    "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": (
+        "full", {}, "", True, "FP8 assumed from the name over Maverick's BF16 shape (lacks: its own config, 9B)"),
+    "vllm_docs_serve_args_config.yaml": ("full", {}, "", True, ""),
+    "vllm_perf-benchmarks_serving-tests-rocm.json": ("full", {}, "", True, ""),
+    "vllm_perf-benchmarks_serving-tests.json": (
+        "no-start", {}, "--swap-space was removed", True,
+        "no release named anywhere: at the newest (assumed, said so) --swap-space is refused"),
+}
+DONE_NOW = 32  # the issue asks for 42 of 46; the rows above say what the others lack
+
+
+def test_the_diagnose_table_covers_every_corpus_file():
+    assert set(DIAGNOSE) == set(corpus_files())
+    for outcome, options, words, done, why in DIAGNOSE.values():
+        assert outcome in ("full", "no-start", "exit-2") and set(options) <= {"model"}
+        assert not (done and outcome == "exit-2")
+        assert done or why, "every config not done says what it lacks"
+
+
+def test_the_count_of_configs_done():
+    done = [name for name, row in DIAGNOSE.items() if row[3]]
+    assert len(done) == DONE_NOW
+    assert sum(1 for row in DIAGNOSE.values() if row[0] == "full") == 17
+
+
+@pytest.mark.parametrize("name", sorted(DIAGNOSE))
+def test_diagnose_outcome(name):
+    from reader.config.from_cli import load_and_resolve, load_options
+    from reader.diagnose.run import diagnose
+
+    outcome, options, words, _, _ = DIAGNOSE[name]
+    try:
+        resolved = load_and_resolve(str(CORPUS / name),
+                                    load_options(workload="{preset: chat, num_requests: 60}", **options))
+        d = diagnose(resolved, whatifs=False)
+    except ReaderError as err:
+        text = err.render()
+        assert outcome == "exit-2", text
+        assert words in text
+        if "could not be resolved" in text:  # an unresolved model: the path or id, and the way out
+            assert "--model" in text
+        return
+    assert outcome == ("full" if d.starts else "no-start"), d.verdict.headline
+    if outcome == "full":
+        assert d.baseline is not None and d.verdict.default
+    else:
+        assert words in d.verdict.headline
+
+
+def test_a_refusal_the_capacity_model_cannot_size_still_renders_every_format(tmp_path):
+    # 32 heads and TP 3: vLLM refuses before sizing anything, and so does the capacity model
+    import json
+    import subprocess
+    import sys
+
+    config = str(CORPUS / "issue_gpustack-2259_gemma-3-27b_tp3.sh")
+    outputs = {}
+    for fmt in ("markdown", "json", "sarif"):
+        run = subprocess.run([sys.executable, "-m", "reader", "diagnose", config, "--format", fmt],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+        outputs[fmt] = run.stdout
+    assert "vLLM would not start" in outputs["markdown"]
+    assert "**KV cache:** not sized" in outputs["markdown"]  # no figures from a config vLLM refuses
+    assert json.loads(outputs["json"])["starts"] is False
+    assert "VR501" in outputs["sarif"]

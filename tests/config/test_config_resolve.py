@@ -84,10 +84,12 @@ def test_checkpoint_quantization_and_fp8_kv_from_the_checkpoint():
     assert r.derived["kv_cache_dtype"].value.startswith("fp8")
 
 
-def test_local_model_paths_are_matched_by_name_and_said():
+def test_container_model_paths_are_inferred_by_name_and_said_loudly():
     r = resolved("vllm serve /models/Qwen3-8B", "0.18.0")
     assert r.model is not None and r.model.id == "Qwen/Qwen3-8B"
-    assert any("matched by name" in n.message for n in r.notes)
+    note = next(n for n in r.notes if "inferred" in n.message)
+    assert "--model" in note.message and "'/models/Qwen3-8B'" in note.message
+    assert r.model_resolution.inferred_from == "the folder name 'Qwen3-8B'"  # VR905 warns from this fact
 
 
 def test_unknown_gpu_is_assumed_loudly():
@@ -109,3 +111,8 @@ def test_async_scheduling_auto_turns_off_for_draft_models():
     cmd = """vllm serve meta-llama/Llama-3.1-8B --speculative-config '{"method": "ngram", "num_speculative_tokens": 3}'"""
     assert resolved(cmd, "0.18.0").values["async_scheduling"].value is False
     assert resolved("vllm serve meta-llama/Llama-3.1-8B", "0.18.0").values["async_scheduling"].value is True
+
+
+def test_a_guessed_model_shape_is_flagged_for_the_reports_that_weigh_it():
+    assert resolved("vllm serve /models/Qwen3-8B", "0.18.0").model_guessed
+    assert not resolved("vllm serve Qwen/Qwen3-8B", "0.18.0").model_guessed

@@ -2,7 +2,10 @@
 capacity model) catches each config that really failed at start-up, with the same cause.
 
 Default version: the one the file implies (image tag), else the newest known release (0.33.0). Only
-error and warning findings are listed; info findings (an assumed GPU, an unknown model) are not.
+error and warning findings are listed; info findings (an assumed GPU) are not. How the model was
+found shows too (the suite runs offline, so only the Hugging Face cache and the shipped catalog answer):
+VR904 a model no source has (its architecture rules could not run), VR905 a container path read as a
+model by its name, VR906 a quantized checkpoint sized from its base model and the format its name announces.
 """
 from __future__ import annotations
 
@@ -19,26 +22,26 @@ TABLE = {
     "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml": ("checked", "0.7.3", set()),
     "docker_dagnaputra_qwen2.5-7b.sh": ("checked", "0.33.0", set()),
     "docker_dockerapps_deepseek-v3_no_tp.ps1": ("checked", "0.6.6", set()),
-    "docker_openreinforcedagent_bnb_v0.7.2.sh": ("checked", "0.6.6", set()),
+    "docker_openreinforcedagent_bnb_v0.7.2.sh": ("checked", "0.6.6", {"VR904"}),
     # max_num_seqs 1 x max_model_len 1024 < max_num_batched_tokens 8192: vLLM warns at start-up
     "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": ("checked", "0.11.0", {"VR203"}),
     # --swap-space (removed in 0.18.0) at the newest release; the image is a custom Vertex build
     "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": ("checked", "0.33.0", {"VR102"}),
-    "issue_gpustack-2259_gemma-3-27b_tp3.sh": ("checked", "0.33.0", {"VR501"}),
+    "issue_gpustack-2259_gemma-3-27b_tp3.sh": ("checked", "0.33.0", {"VR501", "VR905"}),
     # a KAITO preset names no vLLM arguments: the loader refuses it with the reason
     "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": ("bad-input", None, set()),
-    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("checked", "0.33.0", set()),
-    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": ("checked", "0.33.0", set()),
-    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("checked", "0.33.0", set()),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("checked", "0.33.0", {"VR904"}),
+    "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": ("checked", "0.33.0", {"VR905", "VR906"}),
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("checked", "0.33.0", {"VR904"}),
     # at 0.33.0 the legacy flags are refused first; the PP x MTP cause is caught at its own release (below)
-    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": ("checked", "0.33.0", {"VR104", "VR107", "VR307"}),
-    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": ("checked", "0.33.0", {"VR213"}),
+    "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": ("checked", "0.33.0", {"VR104", "VR107", "VR307", "VR905"}),
+    "issue_vllm-17431_qwen3-8b_a800_v1_low_gpu_util.sh": ("checked", "0.33.0", {"VR213", "VR905"}),
     "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": ("checked", "0.33.0", set()),
-    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": ("checked", "0.33.0", set()),
-    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": ("checked", "0.33.0", {"VR104", "VR105", "VR108"}),
-    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("checked", "0.33.0", set()),
+    "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": ("checked", "0.33.0", {"VR904"}),
+    "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": ("checked", "0.33.0", {"VR104", "VR105", "VR108", "VR904"}),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("checked", "0.33.0", {"VR904"}),
     "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("checked", "0.33.0", set()),
-    "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": ("checked", "0.33.0", set()),
+    "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": ("checked", "0.33.0", {"VR906"}),
     "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("checked", "0.33.0", set()),
     # $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) and ${LWS_LEADER_ADDRESS} are not defined in the file
     "llmd_wide-ep-lws_decode_leaderworkerset.yaml": ("checked", "0.33.0", {"VR901"}),
@@ -46,9 +49,9 @@ TABLE = {
     "prodstack_gie_gpu-deployment.yaml": ("checked", "0.33.0", set()),
     "prodstack_multi-round-qa_model.yaml": ("checked", "0.33.0", set()),
     "prodstack_values-02-basic-config.yaml": ("checked", "0.33.0", set()),
-    "prodstack_values-05-cpu-offloading.yaml": ("checked", "0.33.0", set()),
+    "prodstack_values-05-cpu-offloading.yaml": ("checked", "0.33.0", {"VR904"}),
     # the chart's Ray template sets VLLM_USE_V1=0, which 0.33.0 no longer has (head + worker = 2 GPUs for PP 2)
-    "prodstack_values-15b-pipeline-parallel-ray.yaml": ("checked", "0.33.0", {"VR213"}),
+    "prodstack_values-15b-pipeline-parallel-ray.yaml": ("checked", "0.33.0", {"VR213", "VR904"}),
     "prodstack_values-16-disagg-prefill.yaml": ("checked", "0.33.0", set()),
     "prodstack_values-25-v100-tp2.yaml": ("checked", "0.8.5", set()),
     "recipes_deepseek-r1_8xh200_tp8_ep.sh": ("checked", "0.33.0", set()),
@@ -57,15 +60,15 @@ TABLE = {
     "recipes_gpt-oss-120b_mi300x_rocm.sh": ("checked", "0.33.0", set()),
     "recipes_gpt-oss_blackwell.yaml": ("checked", "0.33.0", set()),
     "recipes_gpt-oss_eagle3_hopper.yaml": ("checked", "0.33.0", set()),
-    "recipes_kimi-k2-thinking_tp8_dcp8.sh": ("checked", "0.33.0", set()),
+    "recipes_kimi-k2-thinking_tp8_dcp8.sh": ("checked", "0.33.0", {"VR904"}),
     "recipes_llama3.3_hopper.yaml": ("checked", "0.33.0", set()),
     "recipes_llama4_blackwell.yaml": ("checked", "0.33.0", set()),
-    "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": ("checked", "0.33.0", set()),
+    "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": ("checked", "0.33.0", {"VR906"}),
     # "method": "qwen3_next_mtp": a deprecated alias of "mtp" at 0.18.x (VR323); not verified at 0.33.0
-    "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", set()),
-    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", set()),
-    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("checked", "0.33.0", set()),
-    "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": ("checked", "0.33.0", set()),
+    "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", {"VR904"}),
+    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", {"VR904"}),
+    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("checked", "0.33.0", {"VR904"}),
+    "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": ("checked", "0.33.0", {"VR906"}),
     "vllm_docs_serve_args_config.yaml": ("checked", "0.33.0", set()),
     "vllm_perf-benchmarks_serving-tests-rocm.json": ("checked", "0.33.0", set()),
     "vllm_perf-benchmarks_serving-tests.json": ("checked", "0.33.0", {"VR102"}),
