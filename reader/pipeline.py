@@ -79,6 +79,7 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             speculative_method=spec.method if spec else None,
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
+            enable_prefix_caching=bool(v("enable_prefix_caching")),
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)

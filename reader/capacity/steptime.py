@@ -32,9 +32,9 @@ import yaml
 from ..batch import StepBatch
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
-from .kv import kv_dtype_bytes
+from .kv import kv_dtype_bytes, mamba_state
 from .memory import capture_sizes as default_capture_sizes
-from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format
+from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_layer_kinds, stage_moe_layers
 
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
 
@@ -147,6 +147,14 @@ class StepTimeModel:
         else:
             self.kv_token_bytes = 2 * sh.kv_heads * m.head_dim * kvb
             self.dims_decode = self.dims_prefill = (m.head_dim, m.head_dim)
+        # Linear-attention / Mamba layers: each request's recurrent state is read and written once per layer
+        # and step, and every new token costs ~4 x heads x head_dim x state_size FLOPs (state update and
+        # readout); their KV-free layers are costed here, not in attn_kinds.
+        self.linear_layers = lk.linear if m.ssm is not None else 0
+        if self.linear_layers:
+            ssm = m.ssm
+            self.state_bytes = 2.0 * mamba_state(m, self.tp, self.wfmt.act_bytes).bytes
+            self.state_flops = 4.0 * (ssm.heads // self.tp) * ssm.head_dim * ssm.state_size
         # the attention roofline's denominators, formed once (the same floats as forming them per step)
         self._attn_flops_rate = self.flops16 * self.cal.attn_compute_eff
         self._kv_read_rate = self.bw * self.cal.kv_read_eff
@@ -160,14 +168,19 @@ class StepTimeModel:
         return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
 
     def _layer_parts(self, M: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-step seconds of each part for token counts M (vector), all layers of the model."""
+        """Per-step seconds of each part for token counts M (vector), all layers of the model: attention
+        projections on the attention layers, the linear-attention/Mamba projections on the linear layers,
+        dense MLPs and MoE blocks on the layers that have them (Nemotron-H's mixer-only layers have none)."""
         m, sh, cal, act = self.model, self.shapes, self.cal, self.wfmt.act_bytes
         L = m.num_hidden_layers
-        moe_layers = 0 if m.moe is None else m.moe.moe_layers_in(0, L)
-        dense_layers = L - moe_layers
-        attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * L
+        kinds = stage_layer_kinds(m, [L], 0)
+        dense_layers, moe_layers = stage_moe_layers(m, [L], 0)
+        attn_layers = kinds["full"] + kinds["sliding"] + kinds["chunked"]
+        attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * attn_layers
+        if kinds["linear"] and sh.mixer:
+            attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.mixer) * kinds["linear"]
         mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers
-        inter = sh.dense_mlp[1].k
+        inter = sh.mlp_inter
         elem = M * act * (cal.elementwise_h * m.hidden_size + cal.elementwise_i * inter) / (self.bw * cal.gemm_memory_eff) * L
         moe = self._moe_time(M) * moe_layers if moe_layers else np.zeros_like(M, dtype=float)
         ar = np.zeros_like(M, dtype=float)
@@ -186,8 +199,9 @@ class StepTimeModel:
         touched = moe.local_experts * (1.0 - (1.0 - moe.top_k / moe.num_experts) ** tokens)
         assigned = tokens * moe.top_k * moe.local_experts / moe.num_experts  # token-expert pairs on this GPU
         peak = self.flops_w
-        tc = 2.0 * assigned * 3 * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
-        tm = (touched * moe.expert_bytes + assigned * (2 * moe.hidden + 3 * moe.inter) * self.wfmt.act_bytes) / (
+        tc = 2.0 * assigned * moe.matrices * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
+        tm = (touched * moe.expert_bytes
+              + assigned * (2 * moe.hidden + moe.matrices * moe.inter) * self.wfmt.act_bytes) / (
             self.bw * cal.gemm_memory_eff)
         t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M)
         for g in moe.shared:
@@ -266,7 +280,13 @@ class StepTimeModel:
                 seen_max = int(past.max()) + max_new if not self.split_kv else 0
             total += layers * self._attention_layer(flops_per_pair * pairs, seen_sum * self.kv_token_bytes + qo_bytes,
                                                     seen_max)
+        if self.linear_layers:
+            total += self._recurrent(int(new.size), M)
         return total
+
+    def _recurrent(self, requests: int, M: int) -> float:
+        """Seconds of all linear-attention / Mamba layers' recurrences for a step."""
+        return self.linear_layers * self._attention_layer(self.state_flops * M, self.state_bytes * requests, 0)
 
     def _decode_attention(self, sum_past: int, M: int) -> float:
         """_attention() for M decodes reading sum_past tokens in all, when that sum is all it needs
@@ -280,6 +300,8 @@ class StepTimeModel:
         for layers, _ in self.attn_kinds:
             if layers:
                 total += layers * per_layer
+        if self.linear_layers:
+            total += self._recurrent(M, M)
         return total
 
     def _step(self, M: int, attention: float, sampled: int, prefill: bool) -> float:

@@ -86,9 +86,10 @@ def _override(r: ResolvedDeployment) -> Optional[str]:
 
 def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:
     v = r.value
-    block_size = v("block_size") or 16
-    # The simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size"
-    # log line) already divides hybrid models' blocks among their groups.
+    # The block size vLLM ends up with (hybrid Mamba models raise it, see Capacity.block_size). The
+    # simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size" log line)
+    # already divides hybrid models' blocks among their groups.
+    block_size = cap.block_size
     blocks = int(cap.gpu_kv_cache_tokens.value) // block_size + 1
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "

@@ -97,18 +97,23 @@ def test_qwen_window_applies_only_when_switched_on_and_above_max_window_layers()
     assert (spec.layer_kinds.full, spec.layer_kinds.sliding) == (20, 12)
 
 
-def test_quantization_methods_map_to_bits_and_scope():
-    def quant(qc):
-        return spec_from_config(_config(quantization_config=qc), model_id="m", source="s").quantization
+def _quant(qc):
+    return spec_from_config(_config(quantization_config=qc), model_id="m", source="s").quantization
 
-    assert quant({"quant_method": "gptq", "bits": 4, "lm_head": True}).quantized_modules == "all_linear"
-    assert quant({"quant_method": "bitsandbytes", "load_in_4bit": True}).weight_bits == 4
-    ct = quant({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
-                "config_groups": {"g": {"weights": {"num_bits": 8}}},
-                "kv_cache_scheme": {"num_bits": 8, "type": "float"}})
-    assert (ct.weight_bits, ct.kv_cache_dtype, ct.quantized_modules) == (8, "fp8", "all_but_lm_head")
+
+def test_quantization_methods_map_to_bits_and_scope():
+    gptq = _quant({"quant_method": "gptq", "bits": 4, "group_size": 128, "lm_head": True})
+    assert set(gptq.formats) == {"attention", "dense_mlp", "lm_head"}
+    assert gptq.formats["lm_head"].bits_per_weight == pytest.approx(4 + 20 / 128)  # fp16 scale + int4 zero
+    assert _quant({"quant_method": "bitsandbytes", "load_in_4bit": True}).weight_bits == 4
+    ct = _quant({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+                 "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}},
+                 "kv_cache_scheme": {"num_bits": 8, "type": "float"}})
+    assert (ct.weight_bits, set(ct.formats)) == (8, {"attention", "dense_mlp"})
+    # vLLM's 'auto' KV dtype follows only ModelOpt checkpoints; compressed-tensors scales need --kv-cache-dtype
+    assert ct.kv_cache_dtype is None
     with pytest.raises(ReaderError) as info:
-        quant({"quant_method": "mystery"})
+        _quant({"quant_method": "mystery"})
     assert "quantization_config.quant_method" in info.value.render()
 
 
