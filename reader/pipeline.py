@@ -80,6 +80,7 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
             enable_prefix_caching=bool(v("enable_prefix_caching")),
+            decode_context_parallel_size=r.deployment.serving.decode_context_parallel_size or 1,
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)

@@ -40,6 +40,7 @@ class CapacityRequest(BaseModel):
     tensor_parallel_size: int = Field(1, ge=1)
     pipeline_parallel_size: int = Field(1, ge=1)
     data_parallel_size: int = Field(1, ge=1)
+    decode_context_parallel_size: int = Field(1, ge=1)  # DCP splits full-attention KV over the TP ranks
     enable_expert_parallel: bool = False
     pp_layer_partition: Optional[tuple[int, ...]] = None  # VLLM_PP_LAYER_PARTITION
     dtype: str = "auto"
@@ -176,17 +177,28 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
     warnings: list[str] = []
     facts = _facts(version, engine, notes)
 
+    ssm_default = "model"
+    if m.ssm is not None:
+        fact = behaviour("mamba_ssm_cache_dtype_auto", version, family=m.model_type)
+        ssm_default = fact.value
+        if m.ssm.ssm_state_dtype is None:
+            notes.append(f"recurrent state dtype under mamba_ssm_cache_dtype auto: {fact.value} ({fact.source}"
+                         + ("" if fact.verified else "; version boundary not verified") + ")")
+    def layout_of(kinds: dict[str, int]) -> KvLayout:
+        return kv_layout(m, kinds, tp, kvb, req.block_size, req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager,
+                         act_bytes=wfmt.act_bytes, num_spec=req.num_speculative_tokens,
+                         prefix_caching=req.enable_prefix_caching, dcp=req.decode_context_parallel_size,
+                         ssm_default=ssm_default)
+
     workers, layouts = [], []
     for st in stages:
-        layout = kv_layout(m, st.kinds, tp, kvb, req.block_size, req.kv_cache_dtype,
-                           req.disable_hybrid_kv_cache_manager, act_bytes=wfmt.act_bytes,
-                           num_spec=req.num_speculative_tokens, prefix_caching=req.enable_prefix_caching)
+        layout = layout_of(st.kinds)
         layouts.append(layout)
         workers.append(_worker_memory(req, st, shapes, layout, facts, engine, notes))
     notes.extend(dict.fromkeys(n for lay in layouts for n in lay.notes))
     warnings.extend(_model_warnings(m, engine))
 
-    error = _startup_error(req, stages, workers, layouts, facts, engine, kvb)
+    error = _startup_error(req, stages, workers, layouts, facts, engine, layout_of)
     worst = min(range(len(workers)), key=lambda i: workers[i].num_blocks.value)
     layout, w = layouts[worst], workers[worst]
     blocks = int(w.num_blocks.value)
@@ -318,7 +330,7 @@ def _given(value: Optional[int], label: str) -> Optional[Figure]:
 
 
 def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], layouts: list[KvLayout],
-                   facts, engine: str, kvb: float) -> Optional[StartupError]:
+                   facts, engine: str, layout_of) -> Optional[StartupError]:
     style = facts["gib_format"].value
     for st, w in zip(stages, workers):
         if (facts["free_memory_check_at_startup"].value and engine == "v1"
@@ -342,8 +354,7 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
                         "initializing the engine.")
     if facts["pp_startup_check"].value == "whole_model" and len(stages) > 1:
         # older versions summed every layer of the model and compared it with one worker's memory
-        whole = kv_layout(req.model, req.model.layer_kinds.model_dump(), req.tensor_parallel_size, kvb, req.block_size,
-                          req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager)
+        whole = layout_of(req.model.layer_kinds.model_dump())
         i = min(range(len(avail)), key=lambda j: avail[j])
         checks = [(stages[i], avail[i], whole)]
     else:
@@ -401,7 +412,7 @@ def _requests_at(layout: KvLayout, blocks: int, ctx: float, mnbt: int, engine: s
 
 def _model_warnings(m: ModelSpec, engine: str) -> list[str]:
     """Parts of the deployment this model leaves out of the memory figures, said plainly."""
-    out = []
+    out = list(m.unmodelled)
     if m.is_multimodal:
         out.append("multimodal model: the vision/audio encoder's weights, its profiling run and the encoder "
                    "cache are not counted; only the language model's memory is")

@@ -56,10 +56,12 @@ class KvKind:
     window: int | None = None  # sliding window or attention chunk
     state_blocks: int = 1  # linear/Mamba: blocks one request holds (1 + speculative; 2 + speculative to align)
 
-    def max_request_bytes(self, max_len: int, block_size: int, mnbt: int) -> int:
-        """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes)."""
+    def max_request_bytes(self, max_len: int, block_size: int, mnbt: int, dcp: int = 1) -> int:
+        """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes). Decode context
+        parallelism spreads a full-attention request's tokens over its dcp ranks
+        (FullAttentionSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)."""
         if self.kind == "full":
-            blocks = math.ceil(max_len / block_size)
+            blocks = math.ceil(math.ceil(max_len / dcp) / block_size)
         elif self.kind == "sliding":
             blocks = math.ceil(min(self.window - 1 + mnbt, max_len) / block_size) + 1
         elif self.kind == "chunked":
@@ -80,6 +82,7 @@ class KvLayout:
     group_size: int  # layers per KV-cache group on this worker: memory pools = group_size
     num_groups: int
     notes: tuple[str, ...] = field(default=())
+    dcp: int = 1  # decode context parallel size: each rank keeps 1/dcp of a request's full-attention tokens
 
     @property
     def page_bytes(self) -> int:
@@ -102,8 +105,9 @@ class KvLayout:
         return int(available // self.page_bytes // self.group_size)
 
     def tokens(self, num_blocks: int) -> int:
-        """'GPU KV cache size: N tokens' = num_blocks // num_groups x block_size."""
-        return num_blocks // max(1, self.num_groups) * self.block_size
+        """'GPU KV cache size: N tokens' = num_blocks // num_groups x block_size (x dcp, which v0.18.0 logs as
+        "Multiplying the GPU KV cache size by the cp_world_size")."""
+        return num_blocks // max(1, self.num_groups) * self.block_size * self.dcp
 
     def request_bytes(self, max_len: int, mnbt: int) -> int:
         """Bytes one request of max_len needs on this worker (the start-up check's figure):
@@ -112,7 +116,7 @@ class KvLayout:
         for k in self.kinds:
             if k.layers == 0:
                 continue
-            per_group = math.ceil(k.max_request_bytes(max_len, self.block_size, mnbt) / self.page_bytes)
+            per_group = math.ceil(k.max_request_bytes(max_len, self.block_size, mnbt, self.dcp) / self.page_bytes)
             blocks += per_group * k.groups
         return self.group_size * self.page_bytes * blocks
 
@@ -187,7 +191,8 @@ class MambaState:
 _SSM_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
-def mamba_state(model: ModelSpec, tp: int, act_bytes: int, num_spec: int = 0) -> MambaState:
+def mamba_state(model: ModelSpec, tp: int, act_bytes: int, num_spec: int = 0,
+                ssm_default: str = "model") -> MambaState:
     """State shapes as vLLM's MambaStateShapeCalculator builds them (gated_delta_net_state_shape,
     mamba2_state_shape in vllm/model_executor/layers/mamba/mamba_utils.py @ v0.32.0): a conv state of
     (kernel - 1 + speculative tokens) columns and the temporal state, both split by TP. Dtypes follow
@@ -195,7 +200,7 @@ def mamba_state(model: ModelSpec, tp: int, act_bytes: int, num_spec: int = 0) ->
     state in the conv dtype unless the model asks for another (Nemotron-H: float32)."""
     m = model.ssm
     assert m is not None
-    ssm_b = _SSM_DTYPE_BYTES.get(m.ssm_state_dtype or "", act_bytes)
+    ssm_b = _SSM_DTYPE_BYTES.get(m.ssm_state_dtype or ssm_default, act_bytes)
     cols = m.conv_kernel - 1 + num_spec
     if m.kind == "gated_delta_net":
         conv_dim = 2 * m.key_size + m.inner_size
@@ -229,7 +234,8 @@ def hybrid_block_size(block_size: int, attn_token_bytes: float, state_bytes: int
 
 def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: float, block_size: int,
               kv_cache_dtype: str = "auto", disable_hybrid: bool = False, *, act_bytes: int = 2,
-              num_spec: int = 0, prefix_caching: bool = False) -> KvLayout:
+              num_spec: int = 0, prefix_caching: bool = False, dcp: int = 1,
+              ssm_default: str = "model") -> KvLayout:
     """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none)."""
     lk = model.layer_kinds
     model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked, "linear": lk.linear}
@@ -243,7 +249,7 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
         notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
     state = None
     if lk.linear:
-        state = mamba_state(model, tp, act_bytes, num_spec)
+        state = mamba_state(model, tp, act_bytes, num_spec, ssm_default)
         _, tok1, _ = page_bytes_per_layer(model, tp, kv_bytes, 1, kv_cache_dtype)
         aligned = hybrid_block_size(block_size, tok1, state.bytes, model.mla is not None)
         if aligned != block_size:
@@ -279,7 +285,9 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
         notes.append(f"hybrid model: {num_groups} KV-cache groups of {size_global} layers; a request "
                      "takes blocks in every group, sliding/chunked groups only for their window"
                      + (f"; {padding} padding layer(s) make the groups equal" if padding else ""))
-    return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes))
+    if dcp > 1:
+        notes.append(f"decode context parallel {dcp}: each GPU keeps 1/{dcp} of a request's full-attention tokens")
+    return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes), dcp)
 
 
 def v0_block_bytes(layout: KvLayout) -> float:

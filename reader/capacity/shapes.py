@@ -75,6 +75,7 @@ class WeightFormat:
     act_bytes: int  # activation dtype (bf16/fp16 = 2)
     fp8_compute: bool  # W8A8 fp8 GEMMs on fp8 tensor cores
     scheme: str = ""
+    present: tuple[str, ...] = ()  # the parts this model has (for the description); empty = all
 
     @property
     def linear_bits(self) -> float:
@@ -85,9 +86,10 @@ class WeightFormat:
         if not self.method:
             return f"{8 * self.act_bytes}-bit weights (unquantized)"
         full = 8.0 * self.act_bytes
-        parts = [(name, bits) for name, bits in (("attention", self.attn_bits), ("linear mixers", self.mixer_bits),
-                                                 ("MLP", self.mlp_bits), ("experts", self.expert_bits),
-                                                 ("shared experts", self.shared_bits), ("lm_head", self.lm_head_bits))]
+        named = (("attention", "attention", self.attn_bits), ("linear_mixer", "linear mixers", self.mixer_bits),
+                 ("dense_mlp", "MLP", self.mlp_bits), ("experts", "experts", self.expert_bits),
+                 ("shared_experts", "shared experts", self.shared_bits), ("lm_head", "lm_head", self.lm_head_bits))
+        parts = [(name, bits) for part, name, bits in named if not self.present or part in self.present]
         quant = ", ".join(f"{n} {b:.3g}" for n, b in parts if b < full)
         kept = [n for n, b in parts if b >= full]
         text = f"{self.method}" + (f" ({self.scheme})" if self.scheme else "") + f": {quant} bits per weight"
@@ -131,7 +133,27 @@ def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str
                           hint="Known: " + ", ".join(sorted(_METHOD_BITS)) + ".")
     return WeightFormat(method, bits.get("attention", full), bits.get("linear_mixer", full),
                         bits.get("dense_mlp", full), bits.get("experts", full), bits.get("shared_experts", full),
-                        bits.get("lm_head", full), act, fp8 and gpu.fp8_tflops is not None, scheme)
+                        bits.get("lm_head", full), act, fp8 and gpu.fp8_tflops is not None, scheme,
+                        _present_parts(model))
+
+
+def _present_parts(model: ModelSpec) -> tuple[str, ...]:
+    kinds = model.layer_kinds
+    ffns = model.layer_ffns or (("moe",) if model.moe else ()) + (("dense",) if not model.moe or
+                                                                   model.moe.dense_layers or
+                                                                   model.moe.moe_layer_step > 1 else ())
+    parts = []
+    if kinds.full or kinds.sliding or kinds.chunked:
+        parts.append("attention")
+    if kinds.linear:
+        parts.append("linear_mixer")
+    if "dense" in ffns:
+        parts.append("dense_mlp")
+    if "moe" in ffns:
+        parts.append("experts")
+        if model.moe is not None and model.moe.shared_experts:
+            parts.append("shared_experts")
+    return tuple(parts) + ("lm_head",)
 
 
 @dataclass(frozen=True)
@@ -283,7 +305,7 @@ def mamba_extra_groups(groups: int, tp: int) -> int:
 def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: int) -> MoeShape:
     moe = model.moe
     assert moe is not None
-    h, inter = model.hidden_size, moe.moe_intermediate_size
+    h, inter = moe.latent_size or model.hidden_size, moe.moe_intermediate_size
     if ep > 1:
         local = math.ceil(moe.num_experts / ep)
     else:
@@ -302,6 +324,12 @@ def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: 
         up = Gemm("shared_gate_up" if matrices == 3 else "shared_up", model.hidden_size, (matrices - 1) * si,
                   wfmt.shared_bits)
         shared = (up, Gemm("shared_down", si, model.hidden_size, wfmt.shared_bits))
+    if moe.latent_size:
+        # fc1/fc2_latent_proj: replicated on every rank and kept unquantized (vllm/model_executor/models/
+        # nemotron_h.py NemotronHMoE @ v0.32.0)
+        full = 8.0 * wfmt.act_bytes
+        shared += (Gemm("latent_in", model.hidden_size, moe.latent_size, full),
+                   Gemm("latent_out", moe.latent_size, model.hidden_size, full))
     # the router stays unquantized in every checkpoint we know (gpt-oss modules_to_not_convert, fp8 MoE)
     router = Gemm("router", model.hidden_size, moe.num_experts, 8.0 * wfmt.act_bytes)
     return MoeShape(moe.num_experts, local, moe.experts_per_token, h, inter, wfmt.expert_bits, shared, router,

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional
 
 from ..errors import ReaderError
 from .hf_fields import Fields, read_json
-from .hf_params import ATTENTION_MIXERS, Shape, count_params, is_moe_layer
+from .hf_params import ATTENTION_MIXERS, Shape, count_params, is_moe_layer, params_by_part
 from .hf_quant import MODELOPT_SIDECAR, read_quantization
 from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, SsmSpec
 
@@ -54,18 +54,19 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
-    "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h",
+    "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
+    "qwen3_5_moe_text",
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "qwen3_next"}
+_GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}  # always biased, whatever attention_bias says
 _NO_O_BIAS_TYPES = {"glm4_moe"}  # attention_bias covers q/k/v only
 _SCORE_BIAS_TYPES = {"deepseek_v3", "kimi_k2", "glm4_moe"}  # e_score_correction_bias per expert
-_SHARED_GATE_TYPES = {"qwen2_moe", "qwen3_next"}  # shared_expert_gate: Linear(hidden, 1)
+_SHARED_GATE_TYPES = {"qwen2_moe"} | _GDN_TYPES  # shared_expert_gate: Linear(hidden, 1)
 _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sliding_window defaults false
 _LAYERNORM_TYPES = {"gpt2", "opt"}  # LayerNorm with a bias, biased linears, two-matrix MLP, learned positions
-_GDN_TYPES = {"qwen3_next"}  # Gated DeltaNet linear attention, layer_types from full_attention_interval
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -76,6 +77,42 @@ _POOLING_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "de
                   "nomic_bert", "modernbert", "new", "gte", "jina_bert", "camembert", "albert"}
 _POOLING_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "ForMaskedLM",
                      "ForQuestionAnswering", "ForRewardModel", "ForEmbedding", "EmbeddingModel")
+
+
+# Every key this reader reads: the shipped catalog's config.json files are trimmed to these (and a
+# test checks that they hold nothing else). quantization_config is kept whole; text_config and
+# vision_config are trimmed the same way (vision_config only says the model is multimodal).
+READ_KEYS = frozenset({
+    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "vision_config", "quantization_config",
+    "is_encoder_decoder", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+    "head_dim", "intermediate_size", "intermediate_size_mlp", "vocab_size", "max_position_embeddings",
+    "tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "topk_method", "sliding_window",
+    "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "no_rope_layers",
+    "no_rope_layer_interval", "attention_chunk_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+    "qk_nope_head_dim", "v_head_dim", "num_local_experts", "num_experts", "n_routed_experts",
+    "num_experts_per_tok", "experts_per_token", "moe_intermediate_size", "n_shared_experts",
+    "shared_expert_intermediate_size", "first_k_dense_replace", "decoder_sparse_step", "interleave_moe_layer_step",
+    "mlp_only_layers", "n_embd", "n_layer", "n_head", "n_positions", "n_inner", "ffn_dim", "word_embed_proj_dim",
+    "enable_bias", "full_attention_interval", "linear_num_value_heads", "linear_value_head_dim",
+    "linear_num_key_heads", "linear_key_head_dim", "linear_conv_kernel_dim", "attn_output_gate",
+    "hybrid_override_pattern", "attention_head_dim", "mamba_num_heads", "mamba_head_dim", "n_groups",
+    "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
+    "moe_shared_expert_intermediate_size", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
+})
+
+
+def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """config.json reduced to READ_KEYS (nested text_config too; vision_config to its model_type)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if key not in READ_KEYS:
+            continue
+        if key == "text_config" and isinstance(value, dict):
+            value = trim_config(value)
+        elif key == "vision_config" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k == "model_type"}
+        out[key] = value
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,9 +208,11 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         learned_positions=shape.learned_positions,
         attn_output_gate=shape.attn_output_gate,
         norms_per_layer=shape.norms_per_layer,
+        unmodelled=_unmodelled(f),
         quantization=quant,
         is_multimodal=text_cfg is not None or "vision_config" in config,
         params_total=total,
+        params_by_part=params_by_part(shape),
         params_active=active,
         params_source="computed from config shapes by vllm-reader (not from safetensors)",
         source=source,
@@ -260,7 +299,7 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
     biased = layernorm and (t != "opt" or f.bool("enable_bias", default=True))
     shape = Shape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
-        intermediate=_intermediate(b, hidden), vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
+        intermediate=_intermediate(b, hidden, ffns), vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
         qkv_bias=attention_bias or t in _QKV_BIAS_TYPES or biased,
         o_bias=(attention_bias and t not in _NO_O_BIAS_TYPES) or biased,
         qk_norm=t in _QK_NORM_TYPES or (t == "glm4_moe" and f.bool("use_qk_norm", default=False)),
@@ -286,12 +325,14 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
     return shape, mla, head_dim
 
 
-def _intermediate(b: _Build, hidden: int) -> int:
+def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
     f, t = b.f, b.text_type
     if t == "llama4_text":
         return f.req("intermediate_size_mlp")
     if t == "gpt2":
         return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP)
+    if "dense" not in ffns and not f.has("intermediate_size"):
+        return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
     return f.req("intermediate_size")
 
 
@@ -330,20 +371,35 @@ def _mla(f: Fields) -> Optional[MLASpec]:
 def _ssm(b: _Build) -> SsmSpec:
     f = b.f
     if b.text_type in _GDN_TYPES:
+        # Qwen3.5 names the recurrent state's dtype (mamba_ssm_dtype), which vLLM takes under 'auto'
+        # (Qwen3_5ForConditionalGenerationConfig, vllm/model_executor/models/config.py @ v0.32.0)
         return SsmSpec(kind="gated_delta_net", heads=f.req("linear_num_value_heads"),
                        head_dim=f.req("linear_value_head_dim"), groups=f.req("linear_num_key_heads"),
-                       state_size=f.req("linear_key_head_dim"), conv_kernel=f.req("linear_conv_kernel_dim"))
+                       state_size=f.req("linear_key_head_dim"), conv_kernel=f.req("linear_conv_kernel_dim"),
+                       ssm_state_dtype=_state_dtype(f, "mamba_ssm_dtype"))
     if b.text_type == "nemotron_h":
-        # vLLM's NemotronHForCausalLMConfig: mamba_ssm_cache_dtype 'auto' becomes the config's own
-        # mamba_ssm_cache_dtype or float32 (vllm/model_executor/models/config.py @ v0.32.0)
-        dtype = f.str("mamba_ssm_cache_dtype") or "float32"
-        if dtype not in ("float32", "bfloat16", "float16"):
-            raise f.fail("mamba_ssm_cache_dtype", f"expected float32, bfloat16 or float16, got {dtype!r}.")
+        # vLLM's NemotronHForCausalLMConfig takes the config's own mamba_ssm_cache_dtype under 'auto'; without
+        # one it picks a per-release default (applied by the capacity model)
         return SsmSpec(kind="mamba2", heads=f.req("mamba_num_heads"), head_dim=f.req("mamba_head_dim"),
                        groups=f.req("n_groups"), state_size=f.req("ssm_state_size"),
-                       conv_kernel=f.req("conv_kernel"), ssm_state_dtype=dtype)
+                       conv_kernel=f.req("conv_kernel"), ssm_state_dtype=_state_dtype(f, "mamba_ssm_cache_dtype"))
     raise f.fail("model_type", f"linear-attention layers of model type '{b.text_type}' are not modelled "
                                "(known: Qwen3-Next Gated DeltaNet, Nemotron-H Mamba2).")
+
+
+def _state_dtype(f: Fields, key: str) -> Optional[str]:
+    dtype = f.str(key)
+    if dtype is not None and dtype not in ("float32", "bfloat16", "float16"):
+        raise f.fail(key, f"expected float32, bfloat16 or float16, got {dtype!r}.")
+    return dtype
+
+
+def _unmodelled(f: Fields) -> tuple[str, ...]:
+    out = []
+    if f.has("index_head_dim"):
+        out.append(f"DeepSeek sparse attention: the indexer's own key cache ({f.int('index_head_dim')} values per "
+                   "token per layer) and its weights are not counted; KV figures cover the MLA latent only")
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,8 +413,6 @@ def _moe(f: Fields, text_type: str) -> Optional[MoESpec]:
     num_experts = f.int(experts_key, positive=False) or 0
     if num_experts <= 1:
         return None
-    if text_type == "nemotron_h" and f.has("moe_latent_size"):
-        raise f.fail("moe_latent_size", "latent MoE (experts in a projected latent space) is not modelled yet.")
     top_k_key = "num_experts_per_tok" if f.has("num_experts_per_tok") else "experts_per_token"
     expert_size_key = "moe_intermediate_size" if f.has("moe_intermediate_size") else "intermediate_size"
     shared, shared_size = _shared_experts(f, text_type)
@@ -371,6 +425,7 @@ def _moe(f: Fields, text_type: str) -> Optional[MoESpec]:
         shared_expert_intermediate_size=shared_size,
         dense_layers=f.int("first_k_dense_replace", positive=False) or 0,
         moe_layer_step=f.int(step_key) or 1,
+        latent_size=f.int("moe_latent_size"),
     )
 
 
@@ -406,7 +461,8 @@ def _ffns(b: _Build, layers: int, moe: Optional[MoESpec]) -> list[str]:
 
 
 _TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
-              "linear_attention": "linear", "mamba": "linear", "attention": "full"}
+              "linear_attention": "linear", "mamba": "linear", "attention": "full",
+              "deepseek_sparse_attention": "full"}  # sparse attention over a full MLA cache (GLM-5.2)
 _NEMOTRON_CODES = {"M": "linear", "*": "full", "-": "none", "E": "none"}
 
 
@@ -484,5 +540,5 @@ def _llama4_mixers(f: Fields, layers: int) -> tuple[list[str], Optional[int], Op
     return mixers, None, (chunk if "chunked" in mixers else None)
 
 
-__all__ = ["read_hf_config", "spec_from_config", "resolve_config_path", "count_params", "Shape",
+__all__ = ["read_hf_config", "spec_from_config", "trim_config", "READ_KEYS", "resolve_config_path", "count_params", "Shape",
            "is_moe_layer", "CONFIG_NAME", "MODELOPT_SIDECAR", "read_json"]

@@ -111,10 +111,12 @@ def mlp_params(s: Shape, size: int, *, bias: bool = False) -> int:
     return params
 
 
-def _expert_params(s: Shape, size: int) -> int:
-    params = mlp_params(s, size)
+def _expert_params(s: Shape, size: int, width: Optional[int] = None) -> int:
+    """One expert of intermediate `size` working on vectors of `width` (the hidden size, or a latent size)."""
+    width = width or s.hidden
+    params = (3 if s.mlp_gated else 2) * width * size
     if s.expert_bias:
-        params += 2 * size + s.hidden
+        params += 2 * size + width
     return params
 
 
@@ -122,19 +124,54 @@ def moe_layer_params(s: Shape) -> tuple[int, int]:
     """(all parameters, parameters used per token) of one MoE feed-forward block."""
     moe = s.moe
     assert moe is not None
-    expert = _expert_params(s, moe.moe_intermediate_size)
+    expert = _expert_params(s, moe.moe_intermediate_size, moe.latent_size)
     router = s.hidden * moe.num_experts
     router += moe.num_experts if s.router_bias else 0
     router += moe.num_experts if s.router_score_bias else 0
     shared_size = moe.shared_expert_intermediate_size or moe.moe_intermediate_size
     shared = moe.shared_experts * _expert_params(s, shared_size)
     shared += s.hidden if s.shared_expert_gate else 0
+    shared += 2 * s.hidden * moe.latent_size if moe.latent_size else 0  # fc1/fc2_latent_proj
     total = moe.num_experts * expert + router + shared
     return total, moe.experts_per_token * expert + router + shared
 
 
 def is_moe_layer(moe: Optional[MoESpec], index: int) -> bool:
     return moe is not None and moe.is_moe_layer(index)
+
+
+def params_by_part(s: Shape) -> dict[str, int]:
+    """Parameters of each part of the model (the parts a quantization format can cover, plus the
+    embedding, norms and MoE routers, which none does). They add up to count_params' total."""
+    parts = dict.fromkeys(("embedding", "attention", "linear_mixer", "dense_mlp", "experts", "shared_experts",
+                           "router", "norms", "lm_head"), 0)
+    norm = s.hidden * (2 if s.norm_bias else 1)
+    parts["embedding"] = s.vocab * s.hidden + s.learned_positions * s.hidden + s.extra_outer
+    parts["lm_head"] = 0 if s.tied else s.vocab * s.hidden
+    parts["norms"] = norm * (1 + s.norms_per_layer * s.layers)
+    attention = attention_params(s)
+    linear = ssm_params(s) if s.ssm is not None else 0
+    dense = mlp_params(s, s.intermediate, bias=s.mlp_bias)
+    if s.moe is not None:
+        moe = s.moe
+        experts = moe.num_experts * _expert_params(s, moe.moe_intermediate_size, moe.latent_size)
+        shared_size = moe.shared_expert_intermediate_size or moe.moe_intermediate_size
+        shared = moe.shared_experts * _expert_params(s, shared_size)
+        shared += (s.hidden if s.shared_expert_gate else 0) + (2 * s.hidden * moe.latent_size if moe.latent_size else 0)
+        router = moe_layer_params(s)[0] - experts - shared
+    for index in range(s.layers):
+        mixer, ffn = s.mixer(index), s.ffn(index)
+        if mixer in ATTENTION_MIXERS:
+            parts["attention"] += attention
+        elif mixer == "linear":
+            parts["linear_mixer"] += linear
+        if ffn == "dense":
+            parts["dense_mlp"] += dense
+        elif ffn == "moe":
+            parts["experts"] += experts
+            parts["shared_experts"] += shared
+            parts["router"] += router
+    return parts
 
 
 def count_params(s: Shape) -> tuple[int, Optional[int]]:
@@ -163,5 +200,5 @@ def count_params(s: Shape) -> tuple[int, Optional[int]]:
     return total, (active if s.moe else None)
 
 
-__all__ = ["Shape", "count_params", "attention_params", "ssm_params", "mlp_params", "moe_layer_params",
+__all__ = ["Shape", "count_params", "params_by_part", "attention_params", "ssm_params", "mlp_params", "moe_layer_params",
            "is_moe_layer", "ATTENTION_MIXERS"]

@@ -229,7 +229,8 @@ def _bitsandbytes(qc: Mapping[str, Any], notes: list[str], layer_parts: Mapping[
 
 _MODELOPT_ALGOS = {"FP8": (8, None, 0), "FP8_PB_WO": (8, None, 0), "FP8_PER_CHANNEL_PER_TOKEN": (8, None, 0),
                    "NVFP4": (4, 16, 8), "W4A8_AWQ": (4, 128, 16), "W4A16_AWQ": (4, 128, 16), "INT8_SQ": (8, None, 0),
-                   "MXFP8": (8, 32, 8), "NVFP4_AWQ": (4, 16, 8)}
+                   "MXFP8": (8, 32, 8), "NVFP4_AWQ": (4, 16, 8), "W4A16_NVFP4": (4, 16, 8), "MXFP4": (4, 32, 8),
+                   "W4A8_MXFP4_FP8": (4, 32, 8)}
 
 
 def _modelopt(section: Mapping[str, Any], file: str, key: str, notes: list[str],
@@ -243,10 +244,11 @@ def _modelopt(section: Mapping[str, Any], file: str, key: str, notes: list[str],
     bits, default_group, scale_bits = _MODELOPT_ALGOS[algo]
     group = section.get("group_size") or default_group
     fmt = QuantFormat(weight_bits=bits, group_size=group if scale_bits else None, scale_bits=scale_bits,
-                      act_bits=4 if algo == "NVFP4" else (8 if algo in ("FP8", "INT8_SQ", "W4A8_AWQ") else None))
+                      act_bits=4 if algo in ("NVFP4", "NVFP4_AWQ") else (8 if algo in ("FP8", "INT8_SQ", "W4A8_AWQ")
+                                                                     else None))
     excluded = list(section.get("exclude_modules") or section.get("ignore") or [])
     # ModelOpt quantizes the LM head unless exclude_modules names it (modelopt.py is_layer_excluded)
-    return _spec("modelopt_fp4" if algo.startswith("NVFP4") else "modelopt", f"ModelOpt {algo}", fmt, excluded,
+    return _spec("modelopt_fp4" if "NVFP4" in algo else "modelopt", f"ModelOpt {algo}", fmt, excluded,
                  notes, layer_parts, lm_head=True, kv_cache_dtype=_modelopt_kv(section))
 
 
@@ -347,12 +349,14 @@ def _ct_format(group: Mapping[str, Any], file: str, key: str) -> tuple[QuantForm
         # NVFP4 (W4A4 or W4A16): fp4 values, one fp8 scale per group (16)
         size = w.get("group_size") or 16
         fmt = QuantFormat(weight_bits=4, group_size=size, scale_bits=8, act_bits=act_bits)
-        return fmt, f"nvfp4 group {size}" + (" W4A4" if act_bits == 4 else " W4A16")
+        name = "mxfp4" if size == 32 else "nvfp4"
+        return fmt, f"{name} group {size}" + (" W4A4" if act_bits == 4 else " W4A16")
     if strategy == "group" and w.get("group_size"):
         size = int(w["group_size"])
         sym = w.get("symmetric", True)
-        fmt = QuantFormat(weight_bits=bits, group_size=size, scale_bits=16, zero_bits=0 if sym else bits,
-                          act_bits=act_bits)
+        # int groups keep a params_dtype scale (wNa16); float groups an 8-bit one (MXFP8: e8m0)
+        fmt = QuantFormat(weight_bits=bits, group_size=size, scale_bits=8 if kind == "float" else 16,
+                          zero_bits=0 if sym else bits, act_bits=act_bits)
         return fmt, f"{kind}{bits:g} group {size} {'symmetric' if sym else 'asymmetric'}" + (
             f" W{bits:g}A{act_bits}" if act_bits else f" W{bits:g}A16")
     fmt = QuantFormat(weight_bits=bits, act_bits=act_bits)

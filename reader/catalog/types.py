@@ -26,6 +26,9 @@ class MoESpec(_Strict):
     # i >= dense_layers); the others use a dense MLP of ModelSpec.intermediate_size. Llama 4
     # Maverick interleave_moe_layer_step = 2, Qwen MoE decoder_sparse_step.
     moe_layer_step: int = Field(default=1, gt=0)
+    # Added: latent MoE (Nemotron-3 Super): the routed experts work in a latent space of this width,
+    # entered and left through two replicated projections (fc1/fc2_latent_proj); None = the hidden size.
+    latent_size: Optional[int] = Field(default=None, gt=0)
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.dense_layers and (index + 1) % self.moe_layer_step == 0
@@ -69,8 +72,8 @@ class SsmSpec(_Strict):
     groups: int = Field(gt=0)
     state_size: int = Field(gt=0)
     conv_kernel: int = Field(gt=1)
-    # dtype of the recurrent (temporal) state when vLLM's mamba_ssm_cache_dtype is 'auto':
-    # None = the conv state's dtype (the model dtype); Nemotron-H asks for float32.
+    # dtype the config names for the recurrent (temporal) state (Nemotron-H's mamba_ssm_cache_dtype); None =
+    # what vLLM picks under 'auto' for this family and release (capacity/data/vllm_memory.yaml).
     ssm_state_dtype: Optional[Literal["float32", "bfloat16", "float16"]] = None
 
     @property
@@ -199,11 +202,17 @@ class ModelSpec(_Strict):
     learned_positions: int = 0  # rows of a learned position-embedding table (GPT-2, OPT)
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head output gate
     norms_per_layer: int = Field(default=2, ge=1)  # Gemma 2/3: 4; Nemotron-H: 1
+    # Added: parts of the model the reader found but vllm-reader does not model, said plainly in every
+    # capacity report (e.g. a sparse-attention indexer's key cache).
+    unmodelled: tuple[str, ...] = ()
     quantization: Optional[QuantSpec] = None
     is_multimodal: bool = False
     # Parameters of the language model (count, not bytes): no vision tower, no MTP/next-token
     # draft layers (vLLM loads those only for speculative decoding); tied embeddings counted once.
     params_total: int = Field(gt=0)
+    # Added: params_total split by part (embedding, attention, linear_mixer, dense_mlp, experts,
+    # shared_experts, router, norms, lm_head), as the reader counts them; empty for older entries.
+    params_by_part: dict[str, int] = Field(default_factory=dict)
     # MoE: parameters used per token, counted like the published headline figures: attention,
     # norms, router, the top-k routed and the shared experts, the embedding and the LM head
     # (the embedding table is counted whole although a token reads one row of it).
