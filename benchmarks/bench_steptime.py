@@ -12,8 +12,9 @@ import time
 import numpy as np
 
 from reader.batch import StepBatch
-from reader.capacity.calibrate import load, shapes_from
+from reader.calibration.fit_steps import load_steps, shape_model
 from reader.capacity.steptime import StepTimeModel
+from reader.catalog.load import get_gpu
 
 
 def per_call_us(model: StepTimeModel, batch: StepBatch, n: int = 20000) -> float:
@@ -38,7 +39,7 @@ def cases() -> dict[str, StepBatch]:
 
 
 def main() -> dict[str, float]:
-    model, gpu = shapes_from(load())
+    model, gpu = shape_model(load_steps("fixtures/gpu/h200-llama3-8b-steps.json")), get_gpu("H200-SXM")
     stm = StepTimeModel(model, gpu, max_num_seqs=256, max_num_batched_tokens=8192)
     out = {}
     for name, batch in cases().items():

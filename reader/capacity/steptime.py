@@ -15,21 +15,22 @@ Parts of a step (per GPU; pipeline stages run one after another for one batch):
 - per-step overhead: CUDA-graph replay gaps per layer, or the eager CPU launch floor
   (time = soft-max of GPU time and CPU launch time, since the CPU runs ahead of the GPU).
 
-Calibration constants live in data/calibration.yaml with provenance; the peaks of a GPU are its
-datasheet figures times the fraction the measured H200 reached (762/989 TFLOP/s, 4225/4800 GB/s).
+- sampling: a time per sampled row (sampler and output processing; fitted from bench results).
+
+The coefficients come from a calibration profile (reader/calibration/): the shipped one is fitted on
+measured H200 steps (reader/calibration/profiles/h200-sxm.yaml), `vllm-reader calibrate` fits others
+from a deployment's own bench results. The peaks of a GPU are its datasheet figures times the
+profile's achievable fractions (the H200's: 762/989 TFLOP/s, 4225/4800 GB/s).
 `__call__` is vectorised: per-step cost is a few numpy reductions over the requests plus table
 look-ups precomputed at construction (see benchmarks/bench_steptime.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
-
 import numpy as np
-import yaml
 
 from ..batch import StepBatch
+from ..calibration.coefficients import StepTimeCoefficients as Calibration
+from ..calibration.profile import default_profile
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from .kv import kv_dtype_bytes, mamba_state
@@ -39,34 +40,9 @@ from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_la
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
 
 
-@dataclass(frozen=True)
-class Calibration:
-    gemm_compute_eff: float  # fraction of the achievable matmul peak large GEMMs reach
-    gemm_memory_eff: float  # fraction of achievable HBM bandwidth when streaming weights
-    knee_p: float  # soft roofline exponent (inf = pure max)
-    kv_read_eff: float  # fraction of achievable bandwidth for attention KV reads
-    attn_compute_eff: float  # fraction of the achievable matmul peak for attention FLOPs
-    graph_gap_s_per_layer: float  # GPU idle per layer inside a CUDA graph
-    eager_cpu_s_per_layer_decode: float  # CPU launch time per layer, decode-only steps, eager
-    eager_cpu_s_per_layer_prefill: float  # same with a prefill in the step
-    elementwise_h: float  # hidden-size tensors read+written per token per layer by element-wise ops
-    elementwise_i: float  # intermediate-size tensors read+written per token per layer
-    achievable_matmul_fraction: float  # measured matmul / datasheet (H200: 762 / 989)
-    achievable_copy_fraction: float  # measured copy / datasheet (H200: 4225 / 4800)
-    allreduce_latency_s: float
-    link_eff: float
-    overlap_p: float  # soft-max exponent joining GPU time and eager CPU launch time
-    attn_cta_gbps: float  # KV streaming rate of ONE (sequence, KV head) attention block, GB/s
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Calibration":
-        return cls(**{k: float(v["value"]) if isinstance(v, dict) else float(v) for k, v in d.items()})
-
-
-@lru_cache(maxsize=1)
 def default_calibration() -> Calibration:
-    text = resources.files("reader.capacity").joinpath("data/calibration.yaml").read_text()
-    return Calibration.from_dict(yaml.safe_load(text)["constants"])
+    """The shipped calibration profile's coefficients (fitted on measured H200 steps)."""
+    return default_profile().coefficients()
 
 
 def _knee_scalar(tc: float, tm: float, p: float) -> float:
@@ -127,6 +103,11 @@ class StepTimeModel:
         # Two models with equal keys predict the same time for every batch.
         self.key = (model.id, gpu.id, tp, pp, self.wfmt, kv_cache_dtype, enforce_eager, tuple(self.capture.tolist()),
                     ep, dp, self.cal, split_kv, table_tokens)
+
+    @property
+    def host_overhead_s(self) -> float:
+        """Host time per engine step outside the model: the simulator adds it before each step."""
+        return self.cal.host_overhead_s
 
     # ---------------------------------------------------------------- construction
     def _attn_setup(self, kv_cache_dtype: str) -> None:
@@ -312,9 +293,8 @@ class StepTimeModel:
         gpu = float(self._lin_table[Mp]) if Mp <= self.table_tokens else self._entry("linear_all", Mp)
         gpu += attention
         gpu += float(self._head_table[sampled]) if sampled <= self.table_tokens else self._entry("lm_head", sampled)
-        if graph:
-            return gpu + self._layers * self.cal.graph_gap_s_per_layer
-        return self._eager_total(gpu, prefill)
+        total = gpu + self._layers * self.cal.graph_gap_s_per_layer if graph else self._eager_total(gpu, prefill)
+        return total + sampled * self.cal.per_sampled_row_s
 
     def _eager_total(self, gpu: float, prefill: bool) -> float:
         """Seconds of an eager step: the CPU launches kernels ahead of the GPU, so the two overlap
@@ -330,12 +310,12 @@ class StepTimeModel:
         return self._step(M, self._decode_attention(sum_past, M), sampled, False)
 
     def breakdown(self, batch: StepBatch) -> dict[str, float]:
-        """Seconds per part: linear, elementwise, attention, lm_head, moe, allreduce, overhead, total."""
+        """Seconds per part: linear, elementwise, attention, lm_head, moe, allreduce, overhead, sampling, total."""
         new, past = np.asarray(batch.new_tokens), np.asarray(batch.past_tokens)
         M = int(new.sum())
         if M == 0:
             return {"linear": 0.0, "elementwise": 0.0, "attention": 0.0, "lm_head": 0.0, "moe": 0.0,
-                    "allreduce": 0.0, "overhead": 0.0, "total": 0.0}
+                    "allreduce": 0.0, "overhead": 0.0, "sampling": 0.0, "total": 0.0}
         max_new = int(new.max())
         Mp, graph = self._padded(M)
         out = {k: self._entry(k, Mp) for k in self._part_tables}
@@ -344,7 +324,8 @@ class StepTimeModel:
         gpu = sum(out.values())
         over = self._layers * self.cal.graph_gap_s_per_layer if graph else self._eager_total(gpu, max_new > 1) - gpu
         out["overhead"] = over
-        out["total"] = gpu + over
+        out["sampling"] = int(batch.sampled) * self.cal.per_sampled_row_s
+        out["total"] = gpu + over + out["sampling"]
         out["padded_tokens"] = float(Mp)
         return out
 

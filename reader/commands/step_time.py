@@ -89,7 +89,7 @@ def run(model: str, gpu: str, batch: str, *, tp: int = 1, pp: int = 1, dtype: st
                            "batch": {"requests": step.num_seqs, "tokens": step.num_tokens, "sampled": step.sampled},
                            "seconds": {k: v for k, v in parts.items() if k != "padded_tokens"},
                            "padded_tokens": int(parts["padded_tokens"]),
-                           "calibration": "fixtures/gpu/h200-llama3-8b-steps.json (reader/capacity/data/calibration.yaml)"},
+                           "calibration": "reader/calibration/profiles/h200-sxm.yaml (fitted on fixtures/gpu/h200-llama3-8b-steps.json)"},
                           indent=2)
     lines = [f"{m.id} on {g.id}, TP {tp} x PP {pp}, {stm.wfmt.describe()}",
              f"batch: {step.num_seqs} requests, {step.num_tokens} tokens ({int(parts['padded_tokens'])} after CUDA-graph "

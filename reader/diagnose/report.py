@@ -8,12 +8,13 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..sim.result import Evidence
+from ..evidence.compare import Comparison
+from ..evidence.model import Evidence
 from .verdict import Verdict
 from .metrics import Metrics
 from .whatif import WhatIf
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class FindingRef(BaseModel):
@@ -90,7 +91,10 @@ class Diagnosis(BaseModel):
     workload: Optional[WorkloadSummary] = None
     slos_ms: dict[str, float] = Field(default_factory=dict)
     baseline: Optional[Metrics] = None
-    evidence: Optional[Evidence] = None  # what the baseline simulation saw, step by step
+    evidence: Optional[Evidence] = None  # what the baseline simulation saw (the verdict's input)
+    # A running server's evidence (its metrics, or its log) and the prediction set beside it, row by row.
+    observed: Optional[Evidence] = None
+    comparison: Optional[Comparison] = None
     series: Optional[Series] = None
     modes: list[ModeRow] = Field(default_factory=list)
     whatifs: list[WhatIf] = Field(default_factory=list)

@@ -8,6 +8,7 @@ import numpy as np
 from .. import __version__
 from ..capacity.figures import GiB
 from ..config.resolve import ResolvedDeployment
+from ..evidence.from_sim import from_simulation
 from ..sim.api import SimResult
 from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
 from ..sim.workload import describe
@@ -47,8 +48,8 @@ def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Option
                                                    if err.estimated_max_model_len else []))
     else:
         base_result = scenario.run()
-        verdict = decide(base_result, scenario.capacity, scenario.slos_ms, compute_ridge(resolved))
-        note_overload(verdict, base_result, scenario.workload)
+        verdict = decide(from_simulation(base_result), scenario.slos_ms, compute_ridge(resolved))
+        note_overload(verdict, base_result.request_throughput, scenario.workload)
     starts = not errors and scenario.starts
     diagnosis = _assemble(resolved, scenario, findings, verdict, base_result, starts)
     if whatifs and not errors:
@@ -86,7 +87,7 @@ def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], v
         starts=starts, verdict=verdict, findings=findings,
         capacity=_capacity_summary(sc), workload=_workload_summary(r, sc), slos_ms=sc.slos_ms,
         baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
-        evidence=result.evidence if result is not None else None,
+        evidence=from_simulation(result) if result is not None else None,
         series=_series(result) if result is not None else None, settings=_settings(r),
         assumptions=_assumptions(r, sc), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
     )

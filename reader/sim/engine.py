@@ -136,6 +136,7 @@ class EngineRun:
     step_seqs: Column = field(default_factory=lambda: Column(np.int64))
     step_prefill_tokens: Column = field(default_factory=lambda: Column(np.int64))
     step_decodes: Column = field(default_factory=lambda: Column(np.int64))
+    step_sampled: Column = field(default_factory=lambda: Column(np.int64))  # requests that got a token
     step_kv_usage: Column = field(default_factory=lambda: Column(np.float64))
     step_free_blocks: Column = field(default_factory=lambda: Column(np.int64))
     step_running: Column = field(default_factory=lambda: Column(np.int64))
@@ -362,19 +363,22 @@ def _record_step(run: EngineRun, sched: Scheduler, plan, start: float, end: floa
     is_decode = plan.past + 1 >= plan.ntok
     total = int(plan.n.sum())
     decode_tokens = int(plan.n[is_decode].sum())
-    _append_step(run, start, end, total, int(plan.n.size), total - decode_tokens, int(is_decode.sum()),
+    sampled = int((plan.after >= plan.ntok).sum()) if plan.n.size else 0
+    _append_step(run, start, end, total, int(plan.n.size), total - decode_tokens, int(is_decode.sum()), sampled,
                  sched.kv.usage(), sched.kv.num_free, sched.num_running, sched.num_waiting, STOP_CODE[plan.stop],
                  len(plan.preempted))
 
 
 def _append_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
-                 kv_usage: float, free_blocks: int, running: int, waiting: int, stop: int, preempted: int) -> None:
+                 sampled: int, kv_usage: float, free_blocks: int, running: int, waiting: int, stop: int,
+                 preempted: int) -> None:
     run.step_start.append(start)
     run.step_end.append(end)
     run.step_tokens.append(tokens)
     run.step_seqs.append(seqs)
     run.step_prefill_tokens.append(prefill)
     run.step_decodes.append(decodes)
+    run.step_sampled.append(sampled)
     run.step_kv_usage.append(kv_usage)
     run.step_free_blocks.append(free_blocks)
     run.step_running.append(running)
@@ -471,7 +475,8 @@ def _form_static_batch(queue: list[int], prompt: np.ndarray, output: np.ndarray,
 
 def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: int, prefill: int, decodes: int,
                  kv_usage: float, free_blocks: int, waiting: int) -> None:
-    _append_step(run, start, end, tokens, seqs, prefill, decodes, kv_usage, free_blocks, seqs, waiting,
+    # every member of a static batch gets a token in every step (padding included)
+    _append_step(run, start, end, tokens, seqs, prefill, decodes, seqs, kv_usage, free_blocks, seqs, waiting,
                  STOP_CODE[STOP_EMPTY], 0)
 
 

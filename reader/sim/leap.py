@@ -217,7 +217,7 @@ class DecodeLeaps:
         ends: list[float] = []
         frees: list[int] = []
         # The other per-step records change rarely: runs of (decoding, scheduled requests, tokens,
-        # prefill tokens, decodes, running, waiting, admission stop), each starting at step
+        # prefill tokens, decodes, running, waiting, admission stop, requests given a token), each starting at step
         # runs_at[i].
         runs: list[tuple] = []
         runs_at: list[int] = []
@@ -382,9 +382,10 @@ class DecodeLeaps:
                     changed = True
                 tokens = n_step + sum(adm_n)
                 prefill = sum(x for x, dec in zip(adm_n, is_decode) if not dec)
-                now = (n_step, n_step + k, tokens, prefill, n_step + sum(is_decode), in_running, wlen, stop_j)
+                now = (n_step, n_step + k, tokens, prefill, n_step + sum(is_decode), in_running, wlen, stop_j,
+                       n_step + sum(adm_sampled))
             else:
-                now = (n_step, n_step, n_step, 0, n_step, in_running, wlen, stop_j)
+                now = (n_step, n_step, n_step, 0, n_step, in_running, wlen, stop_j, n_step)
             frees.append(free)
             if changed:
                 n = len(alive_pos)
@@ -410,7 +411,7 @@ class DecodeLeaps:
             if dirty or release or n == 0 or n > cap or (wlen and stop is None):
                 continue
             # The steps up to the next event are plain: decodes, and blocks at block boundaries.
-            now = (n, n, n, 0, n, in_running, wlen, stop if wlen else _EMPTY)
+            now = (n, n, n, 0, n, in_running, wlen, stop if wlen else _EMPTY, n)
             if now != rec:
                 runs.append(now)
                 runs_at.append(j)
@@ -587,7 +588,7 @@ class DecodeLeaps:
         run.step_free_blocks.extend(free)
         # The columns of a run's fields after the first (the decoding count is not recorded).
         targets = (run.step_seqs, run.step_tokens, run.step_prefill_tokens, run.step_decodes, run.step_running,
-                   run.step_waiting, run.step_stop)
+                   run.step_waiting, run.step_stop, run.step_sampled)
         if cols is None:
             for col, value in zip(targets, runs[0][1:]):
                 col.extend_const(value, steps)

@@ -20,7 +20,7 @@ import numpy as np
 from .engine import Column, EngineRun
 from .request import FINISHED
 from .result import (
-    Evidence,
+    StepEvidence,
     Goodput,
     LatencyStats,
     RequestRecords,
@@ -151,10 +151,10 @@ def timeseries(run: EngineRun, max_points: int) -> TimeSeries:
                       scheduled_tokens=bucket(run.step_tokens))
 
 
-def evidence(run: EngineRun, queue: LatencyStats) -> Evidence:
+def evidence(run: EngineRun, queue: LatencyStats) -> StepEvidence:
     k = len(run.step_start)
     if k == 0:
-        return Evidence(queue_time_ms=queue)
+        return StepEvidence(queue_time_ms=queue)
     tokens = _column(run.step_tokens)
     prefill = _column(run.step_prefill_tokens)
     seqs = _column(run.step_seqs)
@@ -183,8 +183,9 @@ def evidence(run: EngineRun, queue: LatencyStats) -> Evidence:
     # time-weighted KV usage (a step's usage holds until the next step starts)
     span = np.diff(np.append(start, end[-1]))
     total_time = float(span.sum())
-    return Evidence(
+    return StepEvidence(
         num_steps=k,
+        steps_with_output=int((_column(run.step_sampled, np.int64) > 0).sum()),
         token_budget=run.budget,
         budget_fill_mean=float((tokens[ran] / run.budget).mean()) if ran.any() else None,
         steps_budget_full=int((tokens >= run.budget).sum()),

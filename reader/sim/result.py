@@ -51,10 +51,11 @@ class StepTimeEvidence(BaseModel):
     mean_seqs: float | None = None
 
 
-class Evidence(BaseModel):
-    """What limited the run, step by step (input to the diagnosis)."""
+class StepEvidence(BaseModel):
+    """What limited the run, step by step (reader.evidence.from_sim makes it the diagnosis's Evidence)."""
 
     num_steps: int = 0
+    steps_with_output: int = 0                   # steps in which at least one request got a token
     token_budget: int = 0
     budget_fill_mean: float | None = None        # scheduled tokens / budget, mean over steps
     steps_budget_full: int = 0                   # steps that used the whole token budget
@@ -118,6 +119,6 @@ class SimResult(BaseModel):
     spec_accepted_tokens: int = 0
     num_steps: int = 0
     timeseries: TimeSeries
-    evidence: Evidence
+    evidence: StepEvidence
     notes: list[str] = Field(default_factory=list)
     requests: RequestRecords | None = None

@@ -1,28 +1,30 @@
 """The step-time model against every measured point of the H200 (fixtures/gpu/h200-llama3-8b-steps.json,
 copied from shared/reference/gpu/). Target: median |error| <= 10%, no point worse than 25%.
 
-The constants come from reader/capacity/data/calibration.yaml, fitted by
-`python -m reader.capacity.calibrate --write` (9 free constants for 43 points, bounded so that
-efficiencies stay <= 1 and overheads >= 0). This test does not refit; it checks what is stored.
+The coefficients come from the shipped calibration profile reader/calibration/profiles/h200-sxm.yaml,
+written by `vllm-reader calibrate --steps fixtures/gpu/h200-llama3-8b-steps.json --gpu H200-SXM` (10 free
+coefficients for 43 points, bounded so that efficiencies stay <= 1 and overheads >= 0). This test does not
+refit (tests/calibration/test_calibration_steps.py does); it checks what is shipped.
 """
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from reader.capacity.calibrate import FIXTURE, FREE, load, predict_all, table
+from reader.calibration.fit_steps import FREE, load_steps, predict_all
+from reader.calibration.profile import DEFAULT_PROFILE, load_profile
 from reader.capacity.steptime import default_calibration
+from reader.catalog.load import get_gpu
+from reader.render.calibration_view import step_table
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures/gpu/h200-llama3-8b-steps.json"
 
 
 def test_model_vs_every_measured_point():
-    data = load(ROOT / FIXTURE)
-    rows = predict_all(data, default_calibration())
-    print("\n" + table(rows))
+    rows = predict_all(load_steps(FIXTURE), get_gpu("H200-SXM"), default_calibration())
+    print("\n" + step_table(rows))
     errs = np.abs([r["error"] for r in rows])
     kinds = {r["name"].split(" B=")[0].split(" T=")[0] for r in rows}
     assert kinds == {"decode graph", "decode eager", "prefill eager"} and len(rows) == 43
@@ -35,20 +37,25 @@ def test_model_vs_every_measured_point():
     print(f"worst: {worst['name']} {100 * worst['error']:+.1f}%")
 
 
-def test_constants_are_physical_and_have_provenance():
-    cal = asdict(default_calibration())
-    text = (ROOT / "reader/capacity/data/calibration.yaml").read_text()
-    stored = yaml.safe_load(text)["constants"]
-    for name in cal:
-        assert stored[name]["source"], name
+def test_shipped_profile_is_physical_and_says_where_each_value_came_from():
+    profile = load_profile(DEFAULT_PROFILE)
+    cal = profile.coefficients().as_dict()
+    assert profile.fitted_on.device == "H200-SXM" and profile.fit.evidence == "steps" and profile.fit.converged
+    for name, coefficient in profile.step_time.items():
+        assert coefficient.source, name
     for name in ("gemm_compute_eff", "gemm_memory_eff", "kv_read_eff", "attn_compute_eff", "link_eff"):
         assert 0 < cal[name] <= 1, name
-    for name in FREE:
-        lo, hi, _ = FREE[name]
-        assert lo <= cal[name] <= hi and "fitted to fixtures/gpu/h200-llama3-8b-steps.json" in stored[name]["source"]
+    for free in FREE:
+        assert free.low <= cal[free.name] <= free.high
+        assert profile.step_time[free.name].fitted
+        assert "fitted to fixtures/gpu/h200-llama3-8b-steps.json" in profile.step_time[free.name].source
     # the achievable fractions are the measured peaks of the same file over the datasheet
-    data = load(ROOT / FIXTURE)
-    assert cal["achievable_matmul_fraction"] == np.float64(round(data["peak"]["bf16_matmul_tflops"] / 989, 6)) or \
-        abs(cal["achievable_matmul_fraction"] - data["peak"]["bf16_matmul_tflops"] / 989) < 1e-5
+    data = load_steps(FIXTURE)
+    assert abs(cal["achievable_matmul_fraction"] - data["peak"]["bf16_matmul_tflops"] / 989) < 1e-5
     assert abs(cal["achievable_copy_fraction"] - data["peak"]["copy_GBps_rw"] / 4800) < 1e-5
+    # the profile's recorded error is the error of its coefficients on the file
+    rows = predict_all(data, get_gpu("H200-SXM"), profile.coefficients())
+    recorded = profile.fit.error_of("step_time")
+    assert recorded is not None and recorded.points == 43
+    assert abs(recorded.median_abs_pct - 100 * float(np.median(np.abs([r["error"] for r in rows])))) < 0.01
     print("\n" + "\n".join(f"{k:>32} = {v:.6g}" for k, v in cal.items()))

@@ -52,10 +52,10 @@ def test_verdict_matches_the_evidence(name):
         return
     assert d.starts and ev is not None and base is not None
     if limit == "kv_memory":
-        assert base.preemptions > 0 or ev.steps_admission_blocked_by_kv > 0
+        assert base.preemptions > 0 or ev.samples_blocked_by_kv > 0
         assert ev.kv_usage_peak > 0.9
     elif limit == "admission":
-        assert ev.steps_seqs_full_blocks_free > 0 and ev.waiting_peak > 0
+        assert ev.samples_seqs_full_blocks_free > 0 and ev.waiting_peak > 0
     elif limit == "budget_small":
         assert ev.admission_stops.get("token_budget", 0) + ev.admission_stops.get("prompt_exceeds_budget", 0) > 0
     elif limit == "budget_large":

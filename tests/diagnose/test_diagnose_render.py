@@ -10,6 +10,7 @@ import pytest
 from reader.config.context import LoadOptions
 from reader.config.load import load_deployment
 from reader.config.resolve import resolve
+from reader.diagnose.report import SCHEMA_VERSION
 from reader.diagnose.run import diagnose
 from reader.diagnose.schemas import documents
 from reader.render.markdown import code, md
@@ -56,7 +57,7 @@ def test_json_report_validates_against_the_shipped_schema(small_diagnosis):
     doc = json.loads(render_diagnosis(small_diagnosis, "json"))
     schema = json.loads((ROOT / "reader" / "render" / "schemas" / "diagnosis.schema.json").read_text())
     jsonschema.validate(doc, schema)
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == SCHEMA_VERSION
 
 
 def test_shipped_schemas_are_current():

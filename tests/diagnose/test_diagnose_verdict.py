@@ -5,7 +5,8 @@ import pytest
 
 from reader.diagnose.verdict import MIN_SCORE, decide
 from reader.sim.api import SchedulerSettings, simulate
-from reader.sim.result import Evidence, LatencyStats, StepTimeEvidence
+from reader.evidence.from_sim import from_simulation
+from reader.sim.result import LatencyStats, StepTimeEvidence
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def with_evidence(run, **changes):
 
 
 def test_an_uneventful_run_is_limited_by_the_load(quiet_run):
-    v = decide(quiet_run, capacity=None, slos_ms={}, compute_ridge_tokens=300.0)
+    v = decide(from_simulation(quiet_run), slos_ms={}, compute_ridge_tokens=300.0)
     assert v.limit == "load"
     assert all(s.score < MIN_SCORE for s in v.signals if s.limit != "load")
 
@@ -32,7 +33,7 @@ def test_an_uneventful_run_is_limited_by_the_load(quiet_run):
 def test_preemptions_name_the_kv_cache(quiet_run):
     run = quiet_run.model_copy(update={"preemptions": 30, "preempted_requests": 10, "recomputed_tokens": 5000})
     run = with_evidence(run, waiting_peak=12, steps_admission_blocked_by_kv=200, num_steps=1000)
-    v = decide(run, None, {}, 300.0)
+    v = decide(from_simulation(run), {}, 300.0)
     assert v.limit == "kv_memory"
     assert "30 preemptions" in v.signals[0].evidence[0]
 
@@ -40,47 +41,47 @@ def test_preemptions_name_the_kv_cache(quiet_run):
 def test_max_num_seqs_full_with_free_blocks_names_admission(quiet_run):
     run = with_evidence(quiet_run, waiting_peak=40, waiting_mean=9.0, steps_seqs_full_blocks_free=600,
                         num_steps=1000, queue_time_ms=LatencyStats(p99=12_000.0))
-    v = decide(run, None, {}, 300.0)
+    v = decide(from_simulation(run), {}, 300.0)
     assert v.limit == "admission"
 
 
 def test_seqs_full_without_anyone_waiting_is_not_a_limit(quiet_run):
     run = with_evidence(quiet_run, waiting_peak=0, steps_seqs_full_blocks_free=600, num_steps=1000)
-    assert decide(run, None, {}, 300.0).limit != "admission"
+    assert decide(from_simulation(run), {}, 300.0).limit != "admission"
 
 
 def test_budget_stopping_admission_names_a_small_budget(quiet_run):
     run = with_evidence(quiet_run, waiting_peak=30, admission_stops={"token_budget": 700}, steps_budget_full=900,
                         num_steps=1000, token_budget=512)
-    assert decide(run, None, {}, 300.0).limit == "budget_small"
+    assert decide(from_simulation(run), {}, 300.0).limit == "budget_small"
 
 
 def test_a_long_itl_tail_from_prefill_steps_names_a_large_budget(quiet_run):
     run = quiet_run.model_copy(update={"itl_ms": LatencyStats(median=10.0, p99=90.0)})
     run = with_evidence(run, step_time=StepTimeEvidence(p50_ms=10.0, p99_ms=90.0, spike_mean_tokens=8000.0,
                                                         spike_mean_prefill_tokens=7900.0))
-    assert decide(run, None, {}, 300.0).limit == "budget_large"
+    assert decide(from_simulation(run), {}, 300.0).limit == "budget_large"
 
 
 def test_a_mild_itl_tail_is_not_a_limit_unless_it_breaks_the_slo(quiet_run):
     run = quiet_run.model_copy(update={"itl_ms": LatencyStats(median=10.0, p99=30.0)})
     run = with_evidence(run, step_time=StepTimeEvidence(p50_ms=10.0, p99_ms=30.0, spike_mean_tokens=2000.0,
                                                         spike_mean_prefill_tokens=1900.0))
-    assert decide(run, None, {}, 300.0).limit == "load"
-    missed = decide(run, None, {"itl": 20.0}, 300.0)
+    assert decide(from_simulation(run), {}, 300.0).limit == "load"
+    missed = decide(from_simulation(run), {"itl": 20.0}, 300.0)
     assert missed.limit == "budget_large" and not missed.slo[0].met
 
 
 def test_queueing_without_a_scheduler_limit_is_the_gpu(quiet_run):
     run = with_evidence(quiet_run, waiting_peak=5, step_time=StepTimeEvidence(p50_ms=10.0, mean_tokens=500.0,
                                                                               mean_seqs=64.0))
-    v = decide(run, None, {}, compute_ridge_tokens=300.0)
+    v = decide(from_simulation(run), {}, compute_ridge_tokens=300.0)
     assert v.limit == "gpu" and v.bound == "compute"
-    assert decide(run, None, {}, compute_ridge_tokens=900.0).bound == "bandwidth"
+    assert decide(from_simulation(run), {}, compute_ridge_tokens=900.0).bound == "bandwidth"
 
 
 def test_slo_checks_report_the_simulated_p99(quiet_run):
-    v = decide(quiet_run, None, {"ttft": 1.0, "itl": 10_000.0}, 300.0)
+    v = decide(from_simulation(quiet_run), {"ttft": 1.0, "itl": 10_000.0}, 300.0)
     by_metric = {c.metric: c for c in v.slo}
     assert by_metric["ttft"].met is False and by_metric["itl"].met is True
     assert by_metric["ttft"].p99_ms == quiet_run.ttft_ms.p99

@@ -134,7 +134,8 @@ BLOCKED_SKIPS = {"summarization-kv-pressure", "closed-loop-kv-pressure", "kv-pre
                  "repeat-preemption-caching"}
 
 STEP_COLUMNS = ("step_start", "step_end", "step_tokens", "step_seqs", "step_prefill_tokens", "step_decodes",
-                "step_kv_usage", "step_free_blocks", "step_running", "step_waiting", "step_stop", "step_preempted")
+                "step_kv_usage", "step_free_blocks", "step_running", "step_waiting", "step_stop", "step_preempted",
+                "step_sampled")
 REQUEST_COLUMNS = ("send_time", "first_scheduled", "first_token", "last_token", "finish_time", "max_itl")
 COUNTERS = ("budget", "recomputed_tokens", "num_preemptions", "prefix_queries", "prefix_hits", "spec_drafts",
             "spec_accepted", "notes")

@@ -1,0 +1,64 @@
+"""The step-time model's coefficients: one named number each, with what it means.
+
+The roofline in reader/capacity/steptime.py reads only these; a calibration profile stores them
+(with where each value came from), and `vllm-reader calibrate` fits some of them. Efficiencies are
+fractions of the device's achievable peaks (datasheet x achievable_*_fraction).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+MEANING = {
+    "gemm_compute_eff": "fraction of the achievable matmul peak large GEMMs reach",
+    "gemm_memory_eff": "fraction of the achievable memory bandwidth when streaming weights",
+    "knee_p": "soft roofline exponent joining compute and memory time (large = pure max)",
+    "kv_read_eff": "fraction of the achievable memory bandwidth attention reaches reading past KV",
+    "attn_compute_eff": "fraction of the achievable matmul peak attention FLOPs reach (prefill over past context)",
+    "graph_gap_s_per_layer": "device idle time per layer inside a CUDA graph, seconds",
+    "eager_cpu_s_per_layer_decode": "host launch time per layer of an eager decode-only step, seconds",
+    "eager_cpu_s_per_layer_prefill": "host launch time per layer of an eager step with a prefill, seconds",
+    "elementwise_h": "hidden-size tensors read and written per token per layer by element-wise ops",
+    "elementwise_i": "intermediate-size tensors read and written per token per layer",
+    "achievable_matmul_fraction": "measured matmul peak over the datasheet figure",
+    "achievable_copy_fraction": "measured copy bandwidth over the datasheet figure",
+    "allreduce_latency_s": "fixed time of one tensor-parallel all-reduce, seconds",
+    "link_eff": "fraction of the per-direction interconnect rate ring all-reduce reaches",
+    "overlap_p": "soft-max exponent joining device time and eager launch time (1 = they add, as on a CPU)",
+    "attn_cta_gbps": "KV streaming rate of one (sequence, KV head) attention block without split-KV, GB/s",
+    "host_overhead_s": "host time per engine step outside the model (scheduling, input preparation), seconds",
+    "per_sampled_row_s": "time per sampled row per step (sampler, output processing), seconds",
+}
+
+
+@dataclass(frozen=True)
+class StepTimeCoefficients:
+    gemm_compute_eff: float
+    gemm_memory_eff: float
+    knee_p: float
+    kv_read_eff: float
+    attn_compute_eff: float
+    graph_gap_s_per_layer: float
+    eager_cpu_s_per_layer_decode: float
+    eager_cpu_s_per_layer_prefill: float
+    elementwise_h: float
+    elementwise_i: float
+    achievable_matmul_fraction: float
+    achievable_copy_fraction: float
+    allreduce_latency_s: float
+    link_eff: float
+    overlap_p: float
+    attn_cta_gbps: float
+    # A round figure for vLLM V1's scheduler on a server CPU (the simulator's default step overhead);
+    # a bench fit measures it.
+    host_overhead_s: float = 0.0005
+    per_sampled_row_s: float = 0.0
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.names()}
+
+    def replace(self, **changes: float) -> "StepTimeCoefficients":
+        return StepTimeCoefficients(**{**self.as_dict(), **changes})

@@ -1,0 +1,237 @@
+"""The calibration profile: what a fit learned about one deployment's hardware, as a YAML file.
+
+One type for every calibration (architecture: "one calibration profile type"): `vllm-reader calibrate`
+writes it from `vllm bench serve` results or from measured step times, the shipped H200 profile is one
+of them, and capacity (memory terms) and step time (coefficients) read it. Layout:
+
+    kind: vllm-reader calibration profile
+    format: 1
+    fitted_on:      the deployment it belongs to (device, model and its shape, TP, PP, dtype, ...)
+    device:         only for a device the catalog does not know: the fitted figures stand in for its datasheet
+    step_time:      every coefficient of the step-time model: {value, source}, fitted or fixed
+    memory:         memory overhead terms learned from start-up logs (empty until a log fit fills it)
+    fit:            how it was fitted: free coefficients, iterations, loss, error per metric, every point
+    sources:        the files it came from, with their SHA-256
+
+Loading is safe (plain YAML data only); a malformed profile is a ReaderError naming the key.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import ReaderError
+from .coefficients import StepTimeCoefficients
+
+KIND = "vllm-reader calibration profile"
+FORMAT = 1
+SHIPPED_DIR = Path(__file__).resolve().parent / "profiles"
+DEFAULT_PROFILE = SHIPPED_DIR / "h200-sxm.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Coefficient(_Strict):
+    value: float
+    source: str
+    fitted: bool = False
+
+
+class FittedOn(_Strict):
+    """The deployment the profile was fitted on; using it elsewhere is refused or warned about."""
+
+    device: str  # catalog GPU id, or the name of a device the catalog does not know
+    device_in_catalog: bool
+    model: str
+    # layers, hidden, heads, kv_heads, head_dim, intermediate, vocab (+ experts): two names of one shape match
+    model_shape: dict[str, int] = Field(default_factory=dict)
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    pipeline_parallel_size: int = Field(default=1, ge=1)
+    dtype: str  # the weights' effective dtype (bfloat16, float16, ...)
+    quantization: Optional[str] = None
+    kv_cache_dtype: str = "auto"
+    enforce_eager: bool = False
+    vllm_version: Optional[str] = None
+    config: Optional[str] = None  # the config file the fit read
+
+
+class DeviceStandIn(_Strict):
+    """A device the catalog does not know (a new GPU, a CPU): the fit's effective figures are its datasheet."""
+
+    name: str
+    kind: Literal["gpu", "cpu"] = "gpu"
+    bf16_tflops: float = Field(gt=0)  # effective dense matmul rate, TFLOP/s
+    hbm_bandwidth_gbps: float = Field(gt=0)  # effective memory bandwidth, GB/s
+    memory_gib: float = Field(gt=0)  # memory the deployment may use (a CPU: what the user says it has)
+    source: str
+
+
+class MemoryTerms(_Strict):
+    """Memory overhead terms fitted from vLLM start-up logs (`vllm-reader calibrate --log`, issue 15).
+    Each is per GPU, in bytes; None = not measured, the capacity model's own estimate stands."""
+
+    activation_peak_bytes: Optional[Coefficient] = None
+    non_torch_bytes: Optional[Coefficient] = None
+    cudagraph_bytes: Optional[Coefficient] = None
+
+
+class MetricError(_Strict):
+    metric: str  # e.g. median_tpot_ms, output_throughput, steps (measured step seconds)
+    points: int
+    median_abs_pct: float
+    max_abs_pct: float
+    in_loss: bool = True
+
+
+class FitPoint(_Strict):
+    source: str  # the file's label, or the measured point's name
+    metric: str
+    measured: float
+    predicted: float
+    error_pct: float
+    in_loss: bool = True
+
+
+class FitReport(_Strict):
+    evidence: Literal["bench", "steps", "log"]
+    method: str
+    free: list[str]
+    iterations: int = Field(ge=0)
+    converged: bool
+    loss: float
+    errors: list[MetricError] = Field(default_factory=list)
+    points: list[FitPoint] = Field(default_factory=list)
+
+    def error_of(self, metric: str) -> Optional[MetricError]:
+        return next((e for e in self.errors if e.metric == metric), None)
+
+
+class SourceFile(_Strict):
+    path: str
+    sha256: str
+    kind: Literal["bench", "steps", "log"]
+    description: str = ""
+
+
+class CalibrationProfile(_Strict):
+    kind: Literal["vllm-reader calibration profile"] = KIND
+    format: Literal[1] = FORMAT
+    name: str
+    fitted_on: FittedOn
+    device: Optional[DeviceStandIn] = None
+    step_time: dict[str, Coefficient]
+    memory: MemoryTerms = Field(default_factory=MemoryTerms)
+    fit: FitReport
+    sources: list[SourceFile] = Field(default_factory=list)
+    created_by: str = ""
+
+    @field_validator("step_time")
+    @classmethod
+    def _every_coefficient(cls, value: dict[str, Coefficient]) -> dict[str, Coefficient]:
+        names = StepTimeCoefficients.names()
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"unknown step-time coefficient '{unknown[0]}' (known: {', '.join(names)})")
+        missing = [k for k in names if k not in value]
+        if missing:
+            raise ValueError(f"step-time coefficient '{missing[0]}' is missing")
+        return value
+
+    def coefficients(self) -> StepTimeCoefficients:
+        return StepTimeCoefficients(**{k: c.value for k, c in self.step_time.items()})
+
+    def summary_error(self) -> Optional[MetricError]:
+        """The error a report quotes: of the first metric in the loss."""
+        return next((e for e in self.fit.errors if e.in_loss), None)
+
+
+# ---- reading and writing ----------------------------------------------------------------------
+
+def load_profile(path: str | Path) -> CalibrationProfile:
+    """A profile from its YAML file; every problem is one ReaderError naming the file and key."""
+    from ..config.yamlsafe import load_yaml_documents
+
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ReaderError(f"cannot read the calibration profile: {err.strerror or err}.", file=name) from None
+    docs = load_yaml_documents(text, name)
+    data = docs[0].data if docs else None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise ReaderError(f"not a calibration profile (its first document needs 'kind: {KIND}'; "
+                          "`vllm-reader calibrate` writes one).", file=name)
+    try:
+        return CalibrationProfile.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(first.get("loc", ()))
+        key = ".".join(str(p) for p in loc)
+        message = first.get("msg", "invalid value")
+        if first.get("type") == "extra_forbidden":
+            message = "unknown key"
+        raise ReaderError(f"bad calibration profile: {message}.", file=name, key=key or None,
+                          line=docs[0].line(loc)) from None
+
+
+@lru_cache(maxsize=8)
+def _cached(path: str, mtime_ns: int) -> CalibrationProfile:
+    return load_profile(path)
+
+
+def read_profile(path: str | Path) -> CalibrationProfile:
+    """load_profile, remembered while the file is unchanged (what-ifs re-resolve many times)."""
+    p = Path(path)
+    try:
+        stamp = p.stat().st_mtime_ns
+    except OSError:
+        return load_profile(p)
+    return _cached(str(p.resolve()), stamp)
+
+
+def default_profile() -> CalibrationProfile:
+    """The shipped profile every deployment uses unless given another (fitted on measured H200 steps)."""
+    return read_profile(DEFAULT_PROFILE)
+
+
+def dump_profile(profile: CalibrationProfile) -> str:
+    """The profile as YAML (block style, keys in the model's order), readable by load_profile."""
+    import yaml
+
+    data = profile.model_dump(mode="json", exclude_none=True)
+    header = (f"# {KIND} (written by vllm-reader calibrate; see reader/calibration/profile.py for the layout).\n"
+              f"# Regenerate rather than edit: the fit's errors below describe the coefficients as written.\n")
+    return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=110, allow_unicode=True)
+
+
+def write_profile(profile: CalibrationProfile, path: str | Path) -> None:
+    """Write atomically (a temporary file renamed over the target): a half-written profile never exists."""
+    import os
+    import tempfile
+
+    target = Path(path)
+    text = dump_profile(profile)
+    tmp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".calibration-", suffix=".yaml", dir=str(target.parent))
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError as err:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise ReaderError(f"cannot write the calibration profile: {err.strerror or err}.", file=str(target)) from None
+
+
+def source_file(path: str | Path, kind: str, description: str = "") -> SourceFile:
+    """A file a fit read, named as given, with the SHA-256 of its bytes."""
+    import hashlib
+
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return SourceFile(path=str(path), sha256=digest, kind=kind, description=description)

@@ -1,0 +1,158 @@
+"""Predicted beside observed: two Evidence, row by row, with the rows where they disagree flagged.
+
+The standard rows come from Evidence's own fields (ROWS below); any Figure either side carries joins by
+its key, so a new source (a log's memory terms, say) adds rows by adding figures to both sides. A row
+agrees when the predicted value is within its tolerance of the observed one (relative to the observed);
+a row without a tolerance, or with a side unknown, is shown and never flagged. A row predicted from
+several simulations of the same observed load (draws) shows their median and range.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from pydantic import BaseModel, Field
+
+from .model import Evidence, Figure
+
+STEP_TIME = "the step-time model: the GPU, the model or its calibration differ from the server's"
+WORKLOAD = ("the load: arrivals and request lengths are rebuilt from the metrics' histograms (their pairing and "
+            "order are not in the metrics)")
+KV_SIZE = "the KV cache: the memory the server had for it differs from the capacity model's (GPU, model or memory terms)"
+SCHEDULER = "a scheduler setting, or the number of KV blocks, differs from the server's"
+
+
+class Row(BaseModel):
+    key: str
+    group: str
+    label: str
+    unit: str = ""
+    predicted: Optional[float] = None
+    observed: Optional[float] = None
+    predicted_low: Optional[float] = None     # the range over draws, when there were several
+    predicted_high: Optional[float] = None
+    draws: int = 1
+    exact: bool = False                       # the observed value is an exact count
+    tolerance: Optional[float] = None
+    difference: Optional[float] = None        # (predicted - observed) / observed
+    agrees: Optional[bool] = None
+    if_off: str = ""
+
+
+class Comparison(BaseModel):
+    rows: list[Row] = Field(default_factory=list)
+    predicted: str = ""                        # where each side came from, in words
+    observed: str = ""
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def disagreements(self) -> list[Row]:
+        return [r for r in self.rows if r.agrees is False]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    key: str
+    group: str
+    label: str
+    unit: str
+    value: Callable[[Evidence], Optional[float]]
+    tolerance: Optional[float]
+    if_off: str
+    exact: bool = False
+
+
+def _per_step(ev: Evidence) -> Optional[float]:
+    if ev.prompt_tokens_total is None or ev.output_tokens_total is None or not ev.steps_with_output:
+        return None
+    return (ev.prompt_tokens_total + ev.output_tokens_total) / ev.steps_with_output
+
+
+def _pct(x: Optional[float]) -> Optional[float]:
+    return None if x is None else 100.0 * x
+
+
+ROWS: tuple[_Spec, ...] = (
+    _Spec("load.requests", "load", "requests finished", "", lambda e: e.num_requests, None, WORKLOAD, True),
+    _Spec("load.prompt_mean", "load", "prompt length, mean", "tokens",
+          lambda e: e.prompt_tokens.mean if e.prompt_tokens else None, 0.05, WORKLOAD),
+    _Spec("load.output_mean", "load", "output length, mean", "tokens",
+          lambda e: e.output_tokens.mean if e.output_tokens else None, 0.05, WORKLOAD),
+    _Spec("kv.blocks", "kv", "KV-cache blocks", "", lambda e: e.num_gpu_blocks, 0.0, KV_SIZE, True),
+    _Spec("kv.block_size", "kv", "block size", "tokens", lambda e: e.block_size, 0.0, KV_SIZE, True),
+    _Spec("kv.tokens", "kv", "KV-cache size", "tokens", lambda e: e.kv_cache_tokens, 0.0, KV_SIZE, True),
+    _Spec("kv.usage_mean", "kv", "KV usage, mean", "%", lambda e: _pct(e.kv_usage_mean), 0.25, SCHEDULER),
+    _Spec("kv.usage_peak", "kv", "KV usage, peak", "%", lambda e: _pct(e.kv_usage_peak), None, SCHEDULER),
+    _Spec("sched.steps", "scheduling", "engine steps that produced a token", "", lambda e: e.steps_with_output,
+          0.05, WORKLOAD, True),
+    _Spec("sched.preemptions", "scheduling", "preemptions", "", lambda e: e.preemptions, 0.30, KV_SIZE, True),
+    _Spec("sched.tokens_per_step", "scheduling", "tokens per step (prompt + output / steps)", "tokens", _per_step,
+          0.10, WORKLOAD),
+    _Spec("sched.budget_fill", "scheduling", "token budget used per step, mean", "%",
+          lambda e: _pct(e.budget_fill_mean), None, SCHEDULER),
+    _Spec("sched.running_mean", "scheduling", "requests running, mean", "", lambda e: e.running_mean, 0.30, SCHEDULER),
+    _Spec("sched.waiting_peak", "scheduling", "requests waiting, peak", "", lambda e: e.waiting_peak or None, None,
+          WORKLOAD),
+    _Spec("sched.queue_p99", "scheduling", "queueing time P99", "ms", lambda e: e.queue_time_ms.p99, 0.5, STEP_TIME),
+    _Spec("latency.ttft_median", "latency", "TTFT median", "ms", lambda e: e.ttft_ms.median, 0.5, STEP_TIME),
+    _Spec("latency.ttft_p99", "latency", "TTFT P99", "ms", lambda e: e.ttft_ms.p99, 0.5, STEP_TIME),
+    _Spec("latency.itl_median", "latency", "ITL median", "ms", lambda e: e.itl_ms.median, 0.5, STEP_TIME),
+    _Spec("latency.itl_p99", "latency", "ITL P99", "ms", lambda e: e.itl_ms.p99, 0.5, STEP_TIME),
+    _Spec("latency.e2el_p99", "latency", "end-to-end latency P99", "ms", lambda e: e.e2el_ms.p99, 0.5, STEP_TIME),
+    _Spec("latency.step_mean", "latency", "time per step, mean", "ms", lambda e: e.mean_step_ms, 0.5, STEP_TIME),
+    _Spec("throughput.requests", "throughput", "request throughput", "req/s", lambda e: e.request_throughput, 0.3,
+          STEP_TIME),
+    _Spec("throughput.output", "throughput", "output throughput", "tok/s", lambda e: e.output_throughput, 0.3,
+          STEP_TIME),
+)
+
+
+def figures(ev: Evidence) -> list[Figure]:
+    """Evidence's standard rows as figures, then the source's own figures."""
+    out = []
+    for spec in ROWS:
+        value = spec.value(ev)
+        if value is not None:
+            out.append(Figure(key=spec.key, label=spec.label, value=float(value), unit=spec.unit, group=spec.group,
+                              exact=spec.exact, tolerance=spec.tolerance, if_off=spec.if_off))
+    return out + list(ev.figures)
+
+
+def compare(predicted: Evidence, observed: Evidence, draws: Optional[dict[str, list[float]]] = None,
+            reasons: Optional[dict[str, str]] = None, notes: Optional[list[str]] = None) -> Comparison:
+    """Rows for every key either side knows, standard rows first. draws: predicted values of the same key from
+    several simulations (the row shows their median and range). reasons: group -> a likelier reason than the
+    row's own (e.g. 'the GPU was assumed: H100-SXM')."""
+    pred = {f.key: f for f in figures(predicted)}
+    obs = {f.key: f for f in figures(observed)}
+    order = [s.key for s in ROWS] + [k for k in list(obs) + list(pred) if k not in {s.key for s in ROWS}]
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for key in order:
+        if key in seen or (key not in pred and key not in obs):
+            continue
+        seen.add(key)
+        rows.append(_row(key, pred.get(key), obs.get(key), (draws or {}).get(key), reasons or {}))
+    return Comparison(rows=rows, predicted=predicted.description, observed=observed.description,
+                      notes=list(notes or []))
+
+
+def _row(key: str, p: Optional[Figure], o: Optional[Figure], drawn: Optional[list[float]],
+         reasons: dict[str, str]) -> Row:
+    meta = o or p
+    assert meta is not None
+    tolerance = meta.tolerance if o is None or o.tolerance is not None else (p.tolerance if p else None)
+    row = Row(key=key, group=meta.group, label=meta.label, unit=meta.unit,
+              predicted=p.value if p else None, observed=o.value if o else None,
+              exact=bool(o and o.exact), tolerance=tolerance,
+              if_off=reasons.get(meta.group) or meta.if_off)
+    if drawn:
+        row.predicted = float(statistics.median(drawn))
+        row.predicted_low, row.predicted_high, row.draws = float(min(drawn)), float(max(drawn)), len(drawn)
+    if row.predicted is not None and row.observed is not None:
+        if row.observed != 0:
+            row.difference = (row.predicted - row.observed) / abs(row.observed)
+        if tolerance is not None:
+            row.agrees = abs(row.predicted - row.observed) <= tolerance * abs(row.observed) + 1e-9
+    return row
