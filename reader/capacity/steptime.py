@@ -162,12 +162,18 @@ class StepTimeModel:
             attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.mixer) * kinds["linear"]
         mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers
         inter = sh.mlp_inter
-        elem = M * act * (cal.elementwise_h * m.hidden_size + cal.elementwise_i * inter) / (self.bw * cal.gemm_memory_eff) * L
+        # hidden-size traffic in every layer, intermediate-size traffic only where a layer has a feed-forward block
+        ffn_layers = dense_layers + moe_layers
+        elem = M * act * (cal.elementwise_h * m.hidden_size * L + cal.elementwise_i * inter * ffn_layers) / (
+            self.bw * cal.gemm_memory_eff)
         moe = self._moe_time(M) * moe_layers if moe_layers else np.zeros_like(M, dtype=float)
         ar = np.zeros_like(M, dtype=float)
         if self.tp > 1:
             nbytes = M * m.hidden_size * act
-            ar = 2 * L * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
+            # one all-reduce after each token mixer and each feed-forward block (2 per layer in most models;
+            # Nemotron-H's layers hold one or the other)
+            reduces = L - kinds["none"] + dense_layers + moe_layers
+            ar = reduces * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
             ar = np.where(M > 0, ar, 0.0)
         if self.pp > 1:
             ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)
