@@ -10,8 +10,9 @@ import importlib
 import sys
 
 import typer
+from typer.core import TyperGroup
 
-from .errors import EXIT_BAD_INPUT, EXIT_INTERNAL, internal_error_message
+from .errors import outcome
 
 COMMAND_MODULES = (
     "diagnose", "check", "explain", "rules", "capacity", "step_time",
@@ -19,7 +20,28 @@ COMMAND_MODULES = (
 )
 
 
+class _CommandGroup(TyperGroup):
+    """Every command runs inside this group, so bad input (a ReaderError) becomes its one paragraph and exit 2,
+    and anything else our bug's paragraph and exit 3, for every caller of the app: the console script, tests
+    (CliRunner) and embedders alike. Typer's own usage errors and exits pass through untouched."""
+
+    def invoke(self, ctx):  # type: ignore[override]
+        import click
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as err:
+            if debug_enabled():
+                raise
+            code, text = outcome(err)
+            click.echo(text, err=True)
+            raise click.exceptions.Exit(code) from None
+
+
 _app = typer.Typer(
+    cls=_CommandGroup,
     name="vllm-reader",
     help="Reads a vLLM serving config before you deploy it: what it will do, what limits it, what to change.\n\n"
     "Exit codes: 0 passed, 1 findings at or above --fail-on, 2 bad input, 3 internal error.",
@@ -79,28 +101,16 @@ def _command_in(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: every failure becomes a one-paragraph message and a stable exit code.
-
-    Typer handles usage errors itself (exit 2, with the usage line); a ReaderError from a
-    command is bad input (exit 2); anything else is our bug (exit 3, traceback with --debug).
-    """
-    from .errors import ReaderError
-
+    """Console entry point. Typer handles usage errors itself (exit 2, with the usage line); the command group
+    turns what a command raises into a message and an exit code (_CommandGroup). What is left here is what
+    happens outside any command: an interrupt while typer starts, or a failure registering the commands."""
     args = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in args
-    register_commands(args)
     try:
+        register_commands(args)
         _app(args=args, prog_name="vllm-reader")
-    except ReaderError as err:
-        if debug:
+    except (KeyboardInterrupt, Exception) as err:
+        if "--debug" in args:
             raise
-        print(err.render(), file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except Exception as err:
-        if debug:
-            raise
-        print(internal_error_message(err), file=sys.stderr)
-        sys.exit(EXIT_INTERNAL)
+        code, text = outcome(err)
+        print(text, file=sys.stderr)
+        sys.exit(code)

@@ -50,9 +50,38 @@ class ReaderError(Exception):
 
 
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 
 def internal_error_message(err: BaseException) -> str:
-    """The one paragraph for an exception that is our bug, not the user's input (exit 3)."""
-    return (f"internal error in vllm-reader: {type(err).__name__}: {err}. "
+    """The one paragraph for an exception that is our bug, not the user's input (exit 3).
+
+    Only the exception's first line is shown: a library's multi-line dump (pydantic's validation report) is
+    for the bug report, which --debug prints in full."""
+    first = next((line.strip() for line in str(err).splitlines() if line.strip()), "")
+    detail = f": {first[:200]}" if first else ""
+    return (f"internal error in vllm-reader ({type(err).__name__}{detail}). "
             "Run again with --debug for a traceback, and please report it.")
+
+
+def outcome(err: BaseException) -> tuple[int, str]:
+    """The exit code and the one paragraph for an exception a command raised: the single place every command
+    (the typer app, reader/cli.py, and check's fast path, reader/commands/check_fast.py) turns one into a message."""
+    if isinstance(err, ReaderError):
+        return EXIT_BAD_INPUT, err.render()
+    if isinstance(err, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    return EXIT_INTERNAL, internal_error_message(err)
+
+
+def did_you_mean(names: list[str], notes: dict[str, str] | None = None) -> str:
+    """" Did you mean 'a', 'b' or 'c'?" (with a leading space, to end a sentence), or "" with nothing to suggest.
+
+    `notes` adds a word after a name: {"VR201": "batched-tokens-below-max-model-len"} -> 'VR201' (batched-...)."""
+    names = list(dict.fromkeys(names))
+    if not names:
+        return ""
+    notes = notes or {}
+    quoted = [f"'{n}'" + (f" ({notes[n]})" if n in notes else "") for n in names]
+    joined = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" Did you mean {joined}?"

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import ReaderError
+from ..errors import ReaderError, did_you_mean as _did_you_mean
 from .types import GpuSpec, ModelSpec
 
 CATALOG_DIR = Path(__file__).resolve().parent
@@ -279,12 +279,7 @@ def ambiguous_gpu_aliases() -> dict[str, tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _did_you_mean(names: list[str]) -> str:
-    if not names:
-        return ""
-    quoted = [f"'{n}'" for n in names]
-    joined = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f" Did you mean {joined}?"
+
 
 
 if __name__ == "__main__":

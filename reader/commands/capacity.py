@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     load_and_resolve, load_options)
+                     load_and_resolve, load_options, located_in, stop_if_vllm_refuses)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
 
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context)
         resolved = load_and_resolve(config, options)
-        cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
+        stop_if_vllm_refuses(resolved, config)
+        with located_in(resolved):
+            cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
         typer.echo(render_capacity(cap, fmt))
         if cap.startup_error is not None:
             raise typer.Exit(1)

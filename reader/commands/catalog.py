@@ -14,11 +14,7 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", "-f", metavar="text|json", help="Output format."),
     ) -> None:
         """List the models, GPUs or vLLM versions vllm-reader knows, with sources and verification."""
-        from .common import bad_input_exits
-
-        with bad_input_exits():
-            output = render(subject, fmt)
-        typer.echo(output)
+        typer.echo(render(subject, fmt))
 
 
 def render(subject: str, fmt: str) -> str:
@@ -33,13 +29,12 @@ def render(subject: str, fmt: str) -> str:
 def _choice(what: str, value: str, allowed: tuple[str, ...]) -> str:
     import difflib
 
-    from reader.errors import ReaderError
+    from reader.errors import ReaderError, did_you_mean
 
     text = (value or "").strip().lower()
     if text in allowed:
         return text
-    close = difflib.get_close_matches(text, allowed, n=1, cutoff=0.5)
-    guess = f" Did you mean '{close[0]}'?" if close else ""
+    guess = did_you_mean(difflib.get_close_matches(text, allowed, n=1, cutoff=0.5))
     raise ReaderError(f"unknown {what} '{value}': expected one of {', '.join(allowed)}.{guess}",
                       hint="Example: vllm-reader catalog models --format json")
 

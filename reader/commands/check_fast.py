@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Optional
 
-from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, ReaderError, internal_error_message
+from ..errors import outcome
 
 
 class _NotPlain(Exception):
@@ -71,12 +71,7 @@ def fast_check(args: list[str]) -> Optional[int]:
 
     try:
         return run_check(**options)
-    except ReaderError as err:
-        print(err.render(), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # our bug: the same paragraph the full CLI prints
-        print(internal_error_message(err), file=sys.stderr)
-        return EXIT_INTERNAL
+    except (KeyboardInterrupt, Exception) as err:  # the same paragraph and code the typer app gives
+        code, text = outcome(err)
+        print(text, file=sys.stderr)
+        return code

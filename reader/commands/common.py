@@ -41,18 +41,30 @@ def write_output(text: str, output: Optional[str]) -> None:
         typer.echo(text, nl=not text.endswith("\n"))
 
 
+def stop_if_vllm_refuses(resolved, config: str) -> None:
+    """A config vLLM would refuse gets check's findings and exit 1, as `check` itself gives them: no figure is
+    computed for a deployment that never starts."""
+    from ..rules_engine.run import check_deployment
+
+    report = check_deployment(resolved, config)
+    if report.summary.errors:
+        from ..render.findings import render_text
+
+        text = render_text(report)
+        typer.echo(text, nl=not text.endswith("\n"))
+        raise typer.Exit(1)
+
+
 @contextmanager
-def bad_input_exits() -> Iterator[None]:
-    """A ReaderError raised inside becomes its one-paragraph message and exit 2 within the app itself, as
-    reader.cli.main makes it: a caller of the typer app (CliRunner, embedding) gets the same exit code."""
-    from ..errors import EXIT_BAD_INPUT, ReaderError
+def located_in(resolved) -> Iterator[None]:
+    """Bad input found after loading (a capacity or simulation stage refusing a value) names the setting; this
+    adds the file and line where the config sets it, so the message points at the user's line."""
+    from ..errors import ReaderError
 
     try:
         yield
     except ReaderError as err:
-        from ..cli import debug_enabled
-
-        if debug_enabled():
-            raise
-        typer.echo(err.render(), err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
+        flag = resolved.deployment.flags.get(err.key or "")
+        if err.line is None and flag is not None and flag.loc is not None:
+            err.file, err.line = flag.loc.file or resolved.deployment.source, flag.loc.line
+        raise

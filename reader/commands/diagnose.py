@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
-                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in, write_output)
 
 ALL_MODES = ("naive", "static", "continuous", "chunked")
 
@@ -49,8 +49,9 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
-        result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
-                               whatifs=whatifs, workers=workers)
+        with located_in(resolved):
+            result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
+                                   whatifs=whatifs, workers=workers)
         write_output(render_diagnosis(result, fmt), output)
         if plot:
             from ..render.plots import write_diagnosis_plots

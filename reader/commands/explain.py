@@ -18,7 +18,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Explain one rule: what it checks, why, an example, the fix, the versions and vLLM's source."""
         from ..errors import ReaderError
-        from ..rules_engine.explain import explain_data, explain_markdown, explain_text
+        from ..render.rules_view import explain_markdown, explain_text
+        from ..rules_engine.explain import explain_data
         from ..rules_engine.loader import load_rules
         from ..rules_engine.run import did_you_mean
         from .common import write_output

@@ -34,11 +34,12 @@ def register(app: typer.Typer) -> None:
 
             version = choose_version(vllm_version)
         if matrix:
-            from ..rules_engine.matrix_render import render_matrix
+            from ..render.matrix_view import render_matrix
 
             write_output(render_matrix(ruleset, version.tag_str if version else None, fmt), None)
             return
-        from ..rules_engine.explain import catalog_markdown, catalog_rows, catalog_text
+        from ..render.rules_view import catalog_markdown, catalog_text
+        from ..rules_engine.explain import catalog_rows
 
         selected = ruleset.active(version.tag) if version else list(ruleset.rules)
         if theme:
@@ -49,7 +50,7 @@ def register(app: typer.Typer) -> None:
         header = (f"{len(rows)} rules active for vLLM {version.tag_str} (of {len(ruleset.rules)})" if version
                   else f"{len(rows)} rules")
         if version and not version.exact:
-            header += f"; {version.requested} is read as {version.tag_str}, the nearest checked release at or below"
+            header += f"; {version.note()}"
         if fmt == "json":
             import json
 

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     load_and_resolve, load_options, write_output)
+                     load_and_resolve, load_options, located_in, stop_if_vllm_refuses, write_output)
 
 
 def register(app: typer.Typer) -> None:
@@ -41,7 +41,9 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
-        scenario = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+        stop_if_vllm_refuses(resolved, config)
+        with located_in(resolved):
+            scenario = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
         if seed is not None:
             from ..sim.api import make_workload
             scenario.workload, scenario.seed = make_workload(scenario.spec, seed), seed

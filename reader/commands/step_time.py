@@ -27,12 +27,8 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", "-f", metavar="text|json", help="Output format."),
     ) -> None:
         """Predict one step's GPU time (roofline calibrated on a measured H200), split into its parts."""
-        from .common import bad_input_exits
-
-        with bad_input_exits():
-            output = run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
-                         kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt)
-        typer.echo(output)
+        typer.echo(run(model, gpu, batch, tp=tp, pp=pp, dtype=dtype, quantization=quantization,
+                       kv_cache_dtype=kv_cache_dtype, enforce_eager=enforce_eager, fmt=fmt))
 
 
 def parse_batch(text: str):

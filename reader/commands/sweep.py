@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
-                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, write_output)
+                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in, stop_if_vllm_refuses, write_output)
 
 NUMERIC_TYPES = ("int", "float", "human_int", "human_int_or_auto")
 
@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
+        stop_if_vllm_refuses(resolved, config)
         table = flag_table(resolved.version_tuple)
 
         def numeric(dest: str) -> bool:
@@ -50,7 +51,8 @@ def register(app: typer.Typer) -> None:
             return spec is not None and spec["type"] in NUMERIC_TYPES and spec.get("nargs") is None
 
         params = parse_params(param, numeric)
-        base = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+        with located_in(resolved):
+            base = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
         result = run_sweep(base, params, rule_errors, workers)
         write_output(render_sweep(result, fmt), output)
         if plot:

@@ -18,17 +18,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import ReaderError
+from ..errors import ReaderError, did_you_mean
 from ..versions import VersionTuple, format_version, known_versions
+from .constraints import parse_human_int, violated_bound, violated_key_bounds
+from .dotted import DOTTED_SINCE, DottedKeys
 from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
                         suggestions_any_version)
+from .kv_pairs import REMOVED_IN, falls_back_to_kv, is_kv_form, parse_kv_pairs
 from .model import GivenFlag, Note, Placeholder
 from .tokens import Token, placeholder_name
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
-_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kmgtKMGT])$")
-_HUMAN_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
-                  "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 @dataclass
@@ -42,12 +42,17 @@ class ParsedArgs:
 class ArgParser:
     """Parses one token list at one release; construct per call."""
 
-    def __init__(self, version: VersionTuple, source: str, accepts_positional_model: bool = True) -> None:
+    def __init__(self, version: VersionTuple, source: str, accepts_positional_model: bool = True,
+                 beyond_tables: Optional[str] = None) -> None:
+        """`beyond_tables` names the user's release when it lies outside the flag tables: an option no
+        table has is then kept unchecked (that release may have it) instead of refused."""
         self.table: FlagTable = flag_table(version)
         self.version = version
         self.source = source
         self.accepts_positional_model = accepts_positional_model
+        self.beyond_tables = beyond_tables
         self.out = ParsedArgs()
+        self.dotted = DottedKeys(version, parse_human_int)
 
     # ---- driver -------------------------------------------------------------------------
     def parse(self, tokens: list[Token]) -> ParsedArgs:
@@ -72,6 +77,7 @@ class ArgParser:
             else:
                 self._positional(tok)
                 i += 1
+        self._append_dotted()
         return self.out
 
     # ---- positionals --------------------------------------------------------------------
@@ -121,8 +127,21 @@ class ArgParser:
                         "prefix of an option name.",
             ))
         values, consumed = self._take_values(tokens, i, match.spec, inline, match.negated or bool(subkey))
-        self._store(tok, match, values, subkey, in_version=True)
+        if subkey and self.version < DOTTED_SINCE:
+            self._dotted_not_read(tok, match.canonical, match.spec, subkey, values)
+        else:
+            self._store(tok, match, values, subkey, in_version=True)
         return i + 1 + consumed
+
+    def _dotted_not_read(self, tok: Token, canonical: str, spec: dict[str, Any], subkey: str,
+                         values: list[Token]) -> None:
+        """Before v0.9.2 argparse sees `--x.key` as an option it does not know ('unrecognized arguments')."""
+        dest = f"{spec['dest']}.{subkey}"
+        raw = values[0].text if values else None
+        self.out.flags[dest] = GivenFlag(
+            dest=dest, option=f"{canonical}.{subkey}", spelling=tok.spelling or _split_inline(tok.text)[0],
+            loc=tok.loc, raw=raw, value=_json_or_text(raw) if raw is not None else True, in_version=False,
+            versions_with_flag=f"{format_version(DOTTED_SINCE)} and later, as a sub-key of {canonical}")
 
     def _option_not_in_version(self, tokens: list[Token], i: int, base: str, inline: Optional[str],
                                subkey: str) -> int:
@@ -133,12 +152,14 @@ class ArgParser:
             canonicals = {h.canonical for h in prefixed}
             if len(canonicals) == 1:
                 history = prefixed[0]
+        if history is None and self.beyond_tables:
+            return self._kept_unchecked(tokens, i, base, inline)
         if history is None:
             hint = suggestions_any_version(base) or self.table.suggestions(base)
             raise ReaderError(
                 f"unknown vLLM option '{tok.spelling or base}': no vLLM release from "
                 f"{format_version(known_versions()[0])} to {format_version(known_versions()[-1])} accepts it"
-                + (f". Did you mean {' or '.join(hint)}?" if hint else "."),
+                + "." + did_you_mean(hint),
                 file=self._file(tok), line=self._line(tok), key=tok.spelling or base)
         # Known elsewhere: read it with the nearest release that has it, and mark it.
         other = flag_table(history.nearest_version(self.version))
@@ -148,6 +169,21 @@ class ArgParser:
         values, consumed = self._take_values(tokens, i, spec, inline, negated or bool(subkey))
         self._store(tok, match, values, subkey, in_version=False, ranges=history.describe())
         return i + 1 + consumed
+
+    def _kept_unchecked(self, tokens: list[Token], i: int, base: str, inline: Optional[str]) -> int:
+        """An option no checked release has, for a release outside the tables: kept as written."""
+        tok = tokens[i]
+        value_tok = None if inline is not None or i + 1 >= len(tokens) or _is_option(tokens[i + 1]) else tokens[i + 1]
+        raw = inline if inline is not None else (value_tok.text if value_tok is not None else None)
+        dest = base.lstrip("-").replace("-", "_")
+        self.out.flags[dest] = GivenFlag(dest=dest, option=base, spelling=tok.spelling or base, loc=tok.loc, raw=raw,
+                                         value=_json_or_text(raw) if raw is not None else True)
+        hint = suggestions_any_version(base)
+        self.out.notes.append(Note(level="warning", loc=tok.loc, key=tok.spelling or base, message=(
+            f"'{tok.spelling or base}' is in no release from {format_version(known_versions()[0])} to "
+            f"{format_version(known_versions()[-1])}; vLLM {self.beyond_tables} may have it, so it is kept as "
+            "written and not checked" + (f" (did you mean {' or '.join(hint)}?)" if hint else ""))))
+        return i + 1 + (1 if value_tok is not None else 0)
 
     # ---- values -------------------------------------------------------------------------
     def _take_values(self, tokens: list[Token], i: int, spec: dict[str, Any], inline: Optional[str],
@@ -199,10 +235,15 @@ class ArgParser:
                                                          flag=match.canonical, loc=tok.loc))
             given.value = None
         elif subkey:
-            given.value = self._dotted(existing, subkey, values, spec, tok)
+            self._check_json_option(spec, tok, subkey)
+            self.dotted.add(_dotted_group(tok.text), tok, match.canonical, spec, subkey,
+                            values[0].text if values else "true", in_version, ranges)
+            return
         else:
             given.value = self._convert(spec, match, values, tok)
             given.invalid_choice = self._check_choices(spec, given.value)
+        if in_version and given.value is not None:
+            given.out_of_bounds = violated_bound(spec, given.value) or violated_key_bounds(spec, given.value)
         if spec.get("action") == "append" and existing is not None and isinstance(existing.value, list):
             given.value = existing.value + (given.value if isinstance(given.value, list) else [given.value])
         if existing is not None and not subkey and spec.get("action") != "append":
@@ -223,31 +264,59 @@ class ArgParser:
         return converted[0]
 
     def _convert_one(self, spec: dict[str, Any], value: Token, tok: Token) -> Any:
+        kv_fallback = falls_back_to_kv(spec, self.version) and is_kv_form(value.text)
         try:
-            return _convert_scalar(spec["type"], value.text, spec)
-        except (ValueError, json.JSONDecodeError):
+            if kv_fallback:
+                parsed = parse_kv_pairs(value.text)
+                key = tok.spelling or spec_name(spec, tok)
+                self.out.notes.append(Note(level="info", loc=tok.loc, key=key, message=(
+                    f"'{value.text}' is read as {json.dumps(parsed)}: vLLM {format_version(self.version)} still "
+                    f"accepts the deprecated KEY=VALUE form, which vLLM {format_version(REMOVED_IN)} removed")))
+                return parsed
+            return _convert_scalar(spec["type"], value.text, spec, self.table.parsers.get("human_int"))
+        except (ValueError, json.JSONDecodeError) as err:
             raise ReaderError(
-                f"{spec_name(spec, tok)} got '{value.text}', which vLLM cannot read as "
-                f"{_type_words(spec['type'])}.",
+                f"{spec_name(spec, tok)} got '{value.text}', which vLLM {self.table.version_str} cannot read as "
+                f"{_type_words(spec['type'])}" + self._why_not(spec, value.text, err, kv_fallback),
                 file=self._file(value) or self._file(tok), line=self._line(value) or self._line(tok),
                 key=tok.spelling or spec_name(spec, tok)) from None
 
-    def _dotted(self, existing: Optional[GivenFlag], subkey: str, values: list[Token], spec: dict[str, Any],
-                tok: Token) -> Any:
-        """`--x.a.b v` sets x["a"]["b"] = v (JSON when it parses); `key+` appends a comma list."""
+    def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
+        if str(err).startswith("decimals"):  # the release's human-readable integers refuse '1.5K'
+            return f": {err}."
+        if kv_tried or spec["type"] == "kv_pairs":
+            return f" ({err})."
+        if spec["type"] == "json" and is_kv_form(text) and self.version >= REMOVED_IN:
+            try:
+                as_json = json.dumps(parse_kv_pairs(text))
+            except ValueError:
+                return "."
+            return (f": the KEY=VALUE form was read up to vLLM 0.9.2 and removed in {format_version(REMOVED_IN)}; "
+                    f"write it as JSON, '{as_json}'.")
+        return "."
+
+    def _check_json_option(self, spec: dict[str, Any], tok: Token, subkey: str) -> None:
         if spec["type"] not in ("json", "json_or_str", "custom:from_json"):
             raise ReaderError(f"{spec_name(spec, tok)} is not a JSON option, so '.{subkey}' sub-keys do not apply.",
                               file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
-        base = dict(existing.value) if existing is not None and isinstance(existing.value, dict) else {}
-        text = values[0].text if values else "true"
-        append = subkey.endswith("+")
-        path = subkey.rstrip("+").split(".")
-        value: Any = [_json_or_text(part) for part in text.split(",")] if append else _json_or_text(text)
-        node = base
-        for part in path[:-1]:
-            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
-        node[path[-1]] = value
-        return base
+
+    def _append_dotted(self) -> None:
+        """The merged sub-keys become the option's last value, as vLLM appends them (see reader/config/dotted.py)."""
+        for entry in self.dotted.merged():
+            dest = entry.spec["dest"]
+            earlier = self.out.flags.pop(dest, None)
+            given = GivenFlag(dest=dest, option=entry.canonical, spelling=", ".join(dict.fromkeys(entry.spellings)),
+                              loc=entry.first.loc, raw=json.dumps(entry.value), value=entry.value,
+                              in_version=entry.in_version, versions_with_flag=entry.ranges)
+            if entry.overwritten:
+                given.notes.append("sub-key given more than once; the last value wins (as in vLLM): "
+                                   + ", ".join(entry.overwritten))
+            if earlier is not None and earlier.value is not None:
+                self.out.notes.append(Note(level="warning", loc=earlier.loc, key=earlier.spelling, message=(
+                    f"{earlier.spelling} {earlier.raw} is lost: vLLM gathers the dotted sub-keys {given.spelling} "
+                    f"into one more {entry.name} {given.raw} after all other arguments, and the last value of "
+                    f"{entry.canonical} wins. Give every key in one form under one spelling")))
+            self.out.flags[dest] = given
 
     def _check_choices(self, spec: dict[str, Any], value: Any) -> Optional[list[Any]]:
         choices = spec.get("choices")
@@ -291,6 +360,13 @@ def _split_inline(text: str) -> tuple[str, Optional[str]]:
     return text, None
 
 
+def _dotted_group(text: str) -> str:
+    """The name vLLM groups a dotted sub-key under: the spelling before the first '.', dashes normalised;
+    `-O3` (read as `-O.level=3` from v0.9.2 to v0.11.x) belongs to `-O`."""
+    name = _dashes(_split_inline(text)[0])
+    return "-O" if re.fullmatch(r"-O\d", name) else name.partition(".")[0]
+
+
 def _dashes(name: str) -> str:
     """`--max_num_seqs` -> `--max-num-seqs`; the part after the first '.' is left alone (as vLLM does)."""
     if not name.startswith("--"):
@@ -321,7 +397,8 @@ def spec_name(spec: dict[str, Any], tok: Token) -> str:
 
 def _type_words(kind: str) -> str:
     return {"int": "an integer", "float": "a number", "human_int": "an integer (suffixes k, K, m, M, g, G allowed)",
-            "human_int_or_auto": "an integer, -1 or 'auto'", "json": "JSON", "bool_str": "true or false"}.get(kind, kind)
+            "human_int_or_auto": "an integer, -1 or 'auto'", "json": "JSON", "bool_str": "true or false",
+            "kv_pairs": "KEY=VALUE pairs (image=2,video=1)"}.get(kind, kind)
 
 
 def _json_or_text(text: str) -> Any:
@@ -331,15 +408,7 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def parse_human_int(text: str) -> int:
-    text = text.strip()
-    m = _HUMAN_INT.match(text)
-    if m:
-        return int(float(m.group(1)) * _HUMAN_FACTORS[m.group(2)])
-    return int(text)
-
-
-def _convert_scalar(kind: str, text: str, spec: dict[str, Any]) -> Any:
+def _convert_scalar(kind: str, text: str, spec: dict[str, Any], human_int: Optional[dict[str, Any]] = None) -> Any:
     if spec.get("nullable") and text in ("", "None"):
         return None
     if kind == "int":
@@ -347,9 +416,11 @@ def _convert_scalar(kind: str, text: str, spec: dict[str, Any]) -> Any:
     if kind == "float":
         return float(text)
     if kind == "human_int":
-        return parse_human_int(text)
+        return parse_human_int(text, human_int)
+    if kind == "kv_pairs":
+        return parse_kv_pairs(text)
     if kind == "human_int_or_auto":
-        return -1 if text.strip().lower() in ("auto", "-1") else parse_human_int(text)
+        return -1 if text.strip().lower() in ("auto", "-1") else parse_human_int(text, human_int)
     if kind == "bool_str":
         low = text.strip().lower()
         if low not in ("true", "false"):

@@ -100,8 +100,8 @@ def _parse_body(body: str, file: Optional[str], line: int) -> dict[str, Any]:
         raise ReaderError(f"in the '# vllm-reader:' comment block: {err.message}", file=file, line=line) from None
     data = docs[0].data if docs else None
     if not isinstance(data, dict):
-        raise ReaderError("the '# vllm-reader:' comment block must be a mapping of keys (vllm_version, gpu, "
-                          "gpu_count, model, workload, usage_context, slo, set).", file=file, line=line)
+        raise ReaderError("the '# vllm-reader:' comment block must be a mapping of keys ("
+                          + ", ".join(LoadOptions.model_fields) + ").", file=file, line=line)
     return data
 
 

@@ -10,7 +10,8 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `absent.<dest>` | true when the user set a flag this vLLM version does not accept |
 | `flag_versions.<dest>` | for an absent flag, the releases that have it ("0.6.3 to 0.17.1") |
 | `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
-| `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_num_scheduled_tokens, max_cudagraph_capture_size |
+| `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states the bound. The value then takes no part in any resolved value |
+| `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
 | `model.known` and `model.<field>` | catalog facts: id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings, vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, torch_dtype, params_total |
@@ -51,7 +52,12 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
             out[f"flag_versions.{dest}"] = flag.versions_with_flag
         if flag.invalid_choice is not None:
             out[f"invalid_choice.{dest}"] = flag.invalid_choice
-        if dest not in r.values and flag.in_version:
+        if flag.out_of_bounds is not None:
+            bad = flag.out_of_bounds
+            out.update({f"out_of_bounds.{dest}": bad.requirement, f"bound_name.{dest}": bad.name,
+                        f"bound_value.{dest}": bad.value, f"bound_message.{dest}": bad.vllm_message,
+                        f"bound_source.{dest}": bad.source})
+        if dest not in r.values and flag.in_version and flag.out_of_bounds is None:
             out.setdefault(dest, flag.value)
     out.update({"version": r.version, "engine": r.engine, "entry_point": d.entry_point, "form": d.form,
                 "placeholders": len(d.placeholders)})

@@ -33,6 +33,7 @@ class FlagTable:
     by_dest: dict[str, str] = field(default_factory=dict)
     positional: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    parsers: dict[str, Any] = field(default_factory=dict)  # how the release reads values (human-readable ints)
 
     def __post_init__(self) -> None:
         for canonical, spec in self.options.items():
@@ -76,6 +77,7 @@ def flag_table(version: VersionTuple) -> FlagTable:
         options=data["flags"],
         positional=data.get("positional", {}),
         source=data.get("_source", ""),
+        parsers=data.get("parsers", {}),
     )
 
 

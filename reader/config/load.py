@@ -16,19 +16,15 @@ from ..versions import VersionChoice, choose_version, format_version
 from .argv import ArgParser
 from .context import LoadOptions, merge_options, parse_comment_block
 from .flagtable import flag_table, option_history
-from .forms import charts, manifests, others
-from .forms.commands import find_launch
+from .find import find_invocations
+from .forms import others
+from .forms.scripts import script_invocations
+from .forms.storage_uri import note_for as storage_note, parse_model_uri
 from .invocation import ConfigEntry, Invocation
 from .model import Context, Deployment, GivenFlag, Note, ServingConfig, SourceLoc, SpeculativeSpec
-from .shell import run_script
 from .tokens import Token
-from .yamlsafe import MAX_BYTES, load_yaml_documents
-
-FORMS_HELP = ("a `vllm serve --config` YAML, a shell script or command line (`vllm serve ...`, "
-              "`python -m vllm.entrypoints.openai.api_server ...`, `docker run ... vllm/vllm-openai ...`), a "
-              "Kubernetes manifest (Deployment, StatefulSet, LeaderWorkerSet, custom resources), production-stack "
-              "or ai-on-eks Helm values, docker-compose, a SkyPilot task, or vLLM's benchmark JSON")
-
+from .version_span import outside_tables_note
+from .yamlsafe import MAX_BYTES
 
 def load_deployment(path: str, options: Optional[LoadOptions] = None) -> Deployment:
     options = options or LoadOptions()
@@ -36,8 +32,6 @@ def load_deployment(path: str, options: Optional[LoadOptions] = None) -> Deploym
     block = parse_comment_block(text, path)
     options, origins = merge_options(options, block)
     invocations = find_invocations(path, text, options.set)
-    if not invocations:
-        raise ReaderError(f"no vLLM launch found. vllm-reader reads {FORMS_HELP}.", file=path)
     index = _pick(invocations, options.pick, path)
     inv = invocations[index]
     version = _choose_version(options, origins, inv)
@@ -53,11 +47,11 @@ def load_deployment(path: str, options: Optional[LoadOptions] = None) -> Deploym
 def load_command_line(command: str, options: Optional[LoadOptions] = None) -> Deployment:
     """A `vllm serve ...` line given directly (e.g. `vllm-reader check --command '...'`)."""
     options = options or LoadOptions()
-    invocations = _script_invocations(command, None, options.set, "shell", False)
+    invocations = script_invocations(command, None, options.set)
     if not invocations:
         raise ReaderError("the command is not a vLLM launch (expected `vllm serve MODEL ...`, "
                           "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm...`).")
-    inv = invocations[(options.pick or 1) - 1] if options.pick and options.pick <= len(invocations) else invocations[0]
+    inv = invocations[_pick(invocations, options.pick, "<command line>")]
     _, origins = merge_options(options, None)
     return build_deployment(inv, _choose_version(options, origins, inv), "<command line>", options, origins)
 
@@ -87,100 +81,13 @@ def read_text(path: str) -> str:
     raise ReaderError("the file is not UTF-8 text.", file=path)
 
 
-def find_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
-    suffix = FsPath(path).suffix.lower()
-    if suffix == ".json":
-        return _json_invocations(path, text)
-    if suffix in (".yaml", ".yml"):
-        return _yaml_invocations(path, text, set_vars)
-    if suffix in (".sh", ".bash", ".zsh", ".ps1", ".txt", ".cmd", "") or text.lstrip().startswith("#!"):
-        found = _script_invocations(text, path, set_vars, "shell", suffix == ".ps1")
-        if found or suffix in (".sh", ".bash", ".zsh", ".ps1"):
-            return found
-    return _yaml_invocations(path, text, set_vars)
-
-
-def _script_invocations(text: str, path: Optional[str], set_vars: dict[str, str], form: str,
-                        powershell: bool) -> list[Invocation]:
-    env_lines: list[tuple[str, int]] = []
-    found = []
-    for command in run_script(text, path, dict(set_vars), powershell=powershell, env_file_lines=env_lines):
-        inv = find_launch(command.tokens, dict(command.env), form, f"line {command.line}", path)
-        if inv is not None:
-            found.append(inv)
-    for name, line in env_lines:
-        for inv in found:
-            inv.notes.append(Note(level="info", loc=SourceLoc(file=path, line=line), message=(
-                f"line {line} is read as an env-file assignment ({name}=<rest of line>): a shell would run the "
-                "second word as a command, docker --env-file keeps the whole line")))
-    return found
-
-
-def _json_invocations(path: str, text: str) -> list[Invocation]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ReaderError(f"malformed JSON: {err.msg}.", file=path, line=err.lineno) from None
-    if others.is_benchmark_json(data):
-        return others.benchmark_json(data, path, text)
-    if isinstance(data, dict):
-        from .yamlsafe import YamlDoc
-        return [others.config_entries(YamlDoc(data, {}), path)]
-    raise ReaderError(f"this JSON is not a vLLM config. vllm-reader reads {FORMS_HELP}.", file=path)
-
-
-def _yaml_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
-    docs = [d for d in load_yaml_documents(text, path) if d.data is not None]
-    if not docs:
-        raise ReaderError("the file is empty.", file=path)
-    lines = text.splitlines()
-    first = docs[0].data
-    if any(manifests.looks_like_kubernetes(d.data) for d in docs):
-        return manifests.invocations_from_manifests(_with_set_env(docs, set_vars), path, lines)
-    if charts.is_production_stack(first):
-        return charts.production_stack(docs[0], path)
-    if charts.is_ai_on_eks(first):
-        return charts.ai_on_eks(docs[0], path)
-    if others.is_compose(first):
-        return others.compose(docs[0], path)
-    if others.is_skypilot(first):
-        return others.skypilot(docs[0], path, lines, set_vars)
-    if isinstance(first, dict):
-        return [others.config_entries(docs[0], path)]
-    if isinstance(first, str) and len(docs) == 1:
-        return _script_invocations(text, path, set_vars, "shell", False)
-    raise ReaderError(f"the YAML is not a vLLM config. vllm-reader reads {FORMS_HELP}.", file=path)
-
-
-def _with_set_env(docs, set_vars):
-    """--set values act like container env entries for Kubernetes' $(VAR) expansion."""
-    if not set_vars:
-        return docs
-    for doc in docs:
-        _inject_env(doc.data, set_vars)
-    return docs
-
-
-def _inject_env(node: Any, set_vars: dict[str, str]) -> None:
-    if isinstance(node, dict):
-        if isinstance(node.get("image"), str):
-            env = node.setdefault("env", [])
-            if isinstance(env, list):
-                env.extend({"name": k, "value": v} for k, v in set_vars.items())
-            return
-        for value in node.values():
-            _inject_env(value, set_vars)
-    elif isinstance(node, list):
-        for item in node:
-            _inject_env(item, set_vars)
-
-
 def _pick(invocations: list[Invocation], pick: Optional[int], path: str) -> int:
     if pick is None:
         return 0
     if pick > len(invocations):
-        raise ReaderError(f"--pick {pick}: the file holds only {len(invocations)} vLLM launch(es).", file=path,
-                          key="pick")
+        where = "the command line holds" if path == "<command line>" else "the file holds"
+        raise ReaderError(f"--pick {pick}: {where} only {len(invocations)} vLLM launch(es).",
+                          file=None if path == "<command line>" else path, key="pick")
     return pick - 1
 
 
@@ -197,12 +104,17 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
 def build_deployment(inv: Invocation, version: VersionChoice, path: str, options: LoadOptions,
                      origins: dict[str, str]) -> Deployment:
     notes = list(inv.notes)
-    tokens = entries_to_tokens(inv.entries, version, notes) + inv.tokens
-    parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version))
+    tokens = entries_to_tokens(inv.entries, version, notes, inv.entry_point) + inv.tokens
+    parser = ArgParser(version.tag, path, accepts_positional_model=_positional_allowed(inv, version),
+                       beyond_tables=version.requested if version.may_postdate_tables else None)
     parsed = parser.parse(tokens)
     notes += parsed.notes
     flags = parsed.flags
     model, model_loc = _model(inv, parsed.positional_model, flags, notes)
+    uri = parse_model_uri(model)
+    if uri is not None:
+        notes.append(Note(level="info", loc=model_loc, key="model", message=storage_note(uri)))
+        model = uri.model
     serving = _serving_config(flags, path)
     context = _context(options, origins, inv, version)
     deployment = Deployment(
@@ -210,9 +122,10 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
         model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
         env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders,
     )
-    version_note = version.note()
-    if version_note:
-        deployment.notes.insert(0, Note(level="info", message=version_note))
+    if version.outside_tables:
+        deployment.notes.insert(0, outside_tables_note(version))
+    elif version.note():
+        deployment.notes.insert(0, Note(level="info", message=version.note()))
     if inv.version is not None and version.origin != "image":
         deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
             f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))
@@ -231,7 +144,8 @@ def _positional_allowed(inv: Invocation, version: VersionChoice) -> bool:
     return True
 
 
-def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note]) -> list[Token]:
+def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes: list[Note],
+                      entry_point: str = "vllm serve") -> list[Token]:
     """Config-file entries become argument tokens the way this vLLM release converts its --config YAML."""
     table = flag_table(version.tag)
     v = version.tag
@@ -242,7 +156,7 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
         spelled = entry.spelling or key
         value = entry.value
         if isinstance(value, bool):
-            tokens += _bool_entry(entry, option, spelled, table, v, notes)
+            tokens += _bool_entry(entry, option, spelled, table, v, notes, entry_point)
         elif isinstance(value, list):
             if value:
                 tokens.append(Token(option, entry.loc, spelling=spelled))
@@ -260,7 +174,8 @@ def entries_to_tokens(entries: list[ConfigEntry], version: VersionChoice, notes:
     return tokens
 
 
-def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note]) -> list[Token]:
+def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: list[Note],
+                entry_point: str) -> list[Token]:
     if entry.value:
         return [Token(option, entry.loc, spelling=spelled)]
     normalized = "--" + entry.key.replace("_", "-")
@@ -269,12 +184,16 @@ def _bool_entry(entry: ConfigEntry, option: str, spelled: str, table, v, notes: 
     spec = matches[0].spec if len(matches) == 1 else None
     if spec is not None and spec.get("action") == "StoreBoolean":
         return [Token(option, entry.loc, spelling=spelled), Token("false", entry.loc)]
-    if v >= (0, 28, 0) and negation in table.spellings:
+    # From 0.28.0 a false boolean becomes its --no- negation when the parser reading the file has one. `vllm serve`
+    # reads the file with its top-level parser, which has no serve options, so there the value is still dropped
+    # (vllm/utils/argparse_utils.py load_config_file @ v0.32.0, verified against the real vLLM 0.32.0).
+    if v >= (0, 28, 0) and negation in table.spellings and entry_point != "vllm serve":
         return [Token(negation, entry.loc, spelling=spelled)]
     if negation in table.spellings or (option_history(negation) is not None):
+        later = ("" if entry_point == "vllm serve" else f" (from 0.28.0 it passes {negation})")
         notes.append(Note(level="warning", loc=entry.loc, key=spelled, message=(
-            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a --config file "
-            f"(from 0.28.0 it passes {negation}). Write '{negation[2:]}: true' to turn it off")))
+            f"'{spelled}: false' has no effect: vLLM {format_version(v)} drops false booleans from a `{entry_point}` "
+            f"--config file{later}. Write '{negation[2:]}: true' to turn it off")))
     return []
 
 
@@ -306,8 +225,8 @@ def _serving_config(flags: dict[str, GivenFlag], path: str) -> ServingConfig:
     values: dict[str, Any] = {}
     other: dict[str, Any] = {}
     for dest, flag in flags.items():
-        if flag.value is None or not flag.in_version:
-            continue
+        if flag.value is None or not flag.in_version or flag.out_of_bounds is not None:
+            continue  # a value vLLM refuses takes no part in what is resolved from the config
         target = values if dest in known else other
         target[dest] = _coerce(dest, flag.value)
     try:
@@ -340,6 +259,7 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         except json.JSONDecodeError:
             config = None
     if isinstance(config, dict):
+        _require_text(config, ("method", "model"), flags["speculative_config"])
         return SpeculativeSpec(
             method=config.get("method"), model=config.get("model"),
             num_speculative_tokens=_int_or_none(config.get("num_speculative_tokens")),
@@ -355,6 +275,17 @@ def _speculative(flags: dict[str, GivenFlag]) -> Optional[SpeculativeSpec]:
         return SpeculativeSpec(method=val("spec_method"), model=val("spec_model"),
                                num_speculative_tokens=val("spec_tokens"), spelled_as="spec_*")
     return None
+
+
+def _require_text(config: dict[str, Any], keys: tuple[str, ...], flag: GivenFlag) -> None:
+    """vLLM types these keys as strings and refuses anything else when it builds its config."""
+    for key in keys:
+        value = config.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ReaderError(f"{flag.option} sets '{key}' to {json.dumps(value)}, which is not a string: vLLM refuses "
+                              f"it when it builds its config ('Input should be a valid string').",
+                              file=flag.loc.file if flag.loc else None, line=flag.loc.line if flag.loc else None,
+                              key=f"{flag.dest}.{key}")
 
 
 def _int_or_none(value: Any) -> Optional[int]:
@@ -375,6 +306,8 @@ def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, ver
         ctx.gpu, ctx.gpu_origin = options.gpu, origins.get("gpu", "cli")
     elif inv.gpu_name is not None:
         ctx.gpu, ctx.gpu_origin = str(inv.gpu_name.value), "manifest"
+        line = inv.gpu_name.loc.line if inv.gpu_name.loc else None
+        ctx.gpu_source = inv.gpu_name.origin + (f", line {line}" if line else "")
     if options.gpu_count:
         ctx.gpu_count, ctx.gpu_count_origin = options.gpu_count, origins.get("gpu_count", "cli")
     elif inv.gpu_count is not None:

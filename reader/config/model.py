@@ -42,6 +42,16 @@ class Placeholder(BaseModel):
     loc: Optional[SourceLoc] = None
 
 
+class BoundViolation(BaseModel):
+    """A value outside the bounds this vLLM release enforces (reader/config/constraints.py)."""
+
+    name: str  # the setting, or `dest.key` inside a JSON option
+    value: Any
+    requirement: str  # e.g. ">= 1"
+    vllm_message: str  # what vLLM says when it refuses the value
+    source: str  # where in vLLM's source the bound is
+
+
 class GivenFlag(BaseModel):
     """One vLLM flag as the user gave it."""
 
@@ -54,6 +64,7 @@ class GivenFlag(BaseModel):
     in_version: bool = True  # False: the chosen vLLM version does not register this flag
     versions_with_flag: Optional[str] = None  # e.g. "0.6.3..0.17.1", when not in_version
     invalid_choice: Optional[list[Any]] = None  # the version's argparse choices, when the value is not one
+    out_of_bounds: Optional[BoundViolation] = None  # the release's bound the value breaks
     unresolved: list[str] = Field(default_factory=list)  # placeholders left in the value
     notes: list[str] = Field(default_factory=list)
 
@@ -155,6 +166,7 @@ class Context(BaseModel):
     vllm_version_origin: Literal["cli", "comment", "image", "none"] = "none"
     gpu: Optional[str] = None
     gpu_origin: Literal["cli", "comment", "manifest", "none"] = "none"
+    gpu_source: Optional[str] = None  # for a GPU read from the file: what named it ("node selector ...", line)
     gpu_count: Optional[int] = None
     gpu_count_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     num_nodes: Optional[int] = None

@@ -151,15 +151,22 @@ def _match_by_basename(name: str, models: list[ModelSpec]) -> Optional[ModelSpec
 
 
 def _resolve_gpu(d: Deployment, notes: list[Note], catalog) -> tuple[GpuSpec, str, bool]:
-    if d.context.gpu:
-        gpu = catalog.get_gpu(d.context.gpu)
-        return gpu, {"cli": "given with --gpu", "comment": "the vllm-reader comment block",
-                     "manifest": "read from the manifest"}.get(d.context.gpu_origin, d.context.gpu_origin), False
+    ctx = d.context
+    from_manifest = ctx.gpu_origin == "manifest"
+    if ctx.gpu:
+        # A GPU the user names must exist (bad input otherwise); one a manifest names may be outside the catalog.
+        found = catalog.find_gpu(ctx.gpu) if from_manifest else catalog.get_gpu(ctx.gpu)
+        if found is not None:
+            return found, {"cli": "given with --gpu", "comment": "the vllm-reader comment block",
+                           "manifest": f"read from the manifest ({ctx.gpu_source or 'GPU hint'})"}.get(
+                               ctx.gpu_origin, ctx.gpu_origin), False
     gpu = catalog.get_gpu(DEFAULT_GPU)
+    why = (f"the manifest names GPU '{ctx.gpu}' ({ctx.gpu_source}), which the GPU catalog does not have"
+           if ctx.gpu and from_manifest else "GPU not given")
     notes.append(Note(level="warning", message=(
-        f"GPU not given: assuming {gpu.id}. Every memory and speed figure depends on it; set it with --gpu "
+        f"{why}: assuming {gpu.id}. Every memory and speed figure depends on it; set it with --gpu "
         "(see `vllm-reader catalog gpus`)")))
-    return gpu, "assumed (not given)", True
+    return gpu, "assumed (not given)" if not ctx.gpu else f"assumed ({why})", True
 
 
 def _engine(d: Deployment, version: VersionTuple) -> tuple[Literal["v0", "v1"], str]:
@@ -375,10 +382,20 @@ class _Resolver:
                   "off for hybrid (mamba) models" if value is False and self.r.engine == "v1" else
                   f"vLLM {format_version(self.v)} default for this model", entry["source"])
 
+    def _known_max_len(self) -> int:
+        """max_model_len as vLLM has it when it sizes the batch: 'auto' (-1) is resolved by then to at most the
+        model's positions, which stand in for it here; 0 when unknown."""
+        value = self.r.value("max_model_len") or 0
+        if value == -1 and self.model is not None:
+            return self.model.max_position_embeddings
+        return max(value, 0)
+
     def _batch_limits(self) -> None:
         tokens_given = self._given("max_num_batched_tokens")
         seqs_given = self._given("max_num_seqs")
-        max_len = self.r.value("max_model_len") or 0
+        max_len = self._known_max_len()
+        self._derive("max_model_len", max_len or None, "max_model_len as vLLM's scheduler checks see it: 'auto' (-1) "
+                     "is the model's longest length by then", "vllm/config/model.py _get_and_verify_max_len")
         chunked = bool(self.r.value("enable_chunked_prefill"))
         if self.r.engine == "v0":
             self._v0_batch_limits(tokens_given, seqs_given, max_len, chunked)

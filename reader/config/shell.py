@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..errors import ReaderError
 from .model import SourceLoc
 from .tokens import Token
 
@@ -36,9 +37,19 @@ class Word:
 
 
 @dataclass
+class Heredoc:
+    """The body of a `<<DELIM` here-document: data the command reads on stdin, written out verbatim here."""
+
+    body: str
+    line: int  # line of the body's first line
+    quoted: bool  # `<<'EOF'`: the shell expands nothing in the body
+
+
+@dataclass
 class Command:
     words: list[Word]
     line: int
+    heredocs: list[Heredoc] = field(default_factory=list)
 
 
 @dataclass
@@ -48,18 +59,24 @@ class ShellCommand:
     tokens: list[Token]
     env: dict[str, str]
     line: int
+    heredocs: list[Heredoc] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)  # the shell's variables, for a command with heredocs
+    writes: list[str] = field(default_factory=list)  # files its `>` / `>>` redirections write
 
 
 @dataclass
 class Lexer:
     text: str
     powershell: bool = False
+    file: Optional[str] = None  # for messages
     pos: int = 0
     line: int = 1
     commands: list[Command] = field(default_factory=list)
 
     def run(self) -> list[Command]:
         words: list[Word] = []
+        pending: list[tuple[str, bool, bool]] = []  # here-documents opened on this line: (delimiter, -, quoted)
+        heredocs: list[Heredoc] = []
         start_line = self.line
         while self.pos < len(self.text):
             ch = self.text[self.pos]
@@ -69,12 +86,17 @@ class Lexer:
                 self.pos += 1
             elif ch == "#" and self._word_boundary():
                 self._skip_comment()
+            elif self.text.startswith("<<", self.pos) and not self.text.startswith("<<<", self.pos):
+                pending.append(self._heredoc_operator())
             elif ch == "\n" or self._separator():
                 if ch == "\n":
                     self.pos += 1
                     self.line += 1
+                    heredocs += [self._heredoc_body(*p) for p in pending]
+                    pending = []
                 if words:
-                    self.commands.append(Command(words, start_line))
+                    self.commands.append(Command(words, start_line, heredocs))
+                    heredocs = []
                 words = []
                 start_line = self.line
             else:
@@ -82,16 +104,51 @@ class Lexer:
                     start_line = self.line
                 words.append(self._word())
         if words:
-            self.commands.append(Command(words, start_line))
+            self.commands.append(Command(words, start_line, heredocs))
         return self.commands
+
+    def _heredoc_operator(self) -> tuple[str, bool, bool]:
+        """`<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`: the delimiter, whether tabs are stripped, whether quoted."""
+        self.pos += 2
+        strip_tabs = self.text.startswith("-", self.pos)
+        self.pos += 1 if strip_tabs else 0
+        while self.pos < len(self.text) and self.text[self.pos] in " \t":
+            self.pos += 1
+        word = self._word()
+        return word.literal, strip_tabs, any(seg.quote for seg in word.segments)
+
+    def _heredoc_body(self, delimiter: str, strip_tabs: bool, quoted: bool) -> Heredoc:
+        first_line = self.line
+        lines: list[str] = []
+        while self.pos < len(self.text):
+            end = self.text.find("\n", self.pos)
+            end = len(self.text) if end < 0 else end
+            raw = self.text[self.pos:end]
+            self.pos = min(end + 1, len(self.text))
+            self.line += 1
+            text = raw.lstrip("\t") if strip_tabs else raw
+            if text.rstrip("\r") == delimiter:
+                break
+            lines.append(text)
+        return Heredoc("\n".join(lines) + "\n", first_line, quoted)
 
     def _continuation(self) -> bool:
         escape = "`" if self.powershell else "\\"
         if self.text.startswith(escape + "\n", self.pos) or self.text.startswith(escape + "\r\n", self.pos):
+            if not self.text[self.pos:].lstrip(escape + "\r\n \t"):
+                self._fail(f"the last line ends with a continuation '{escape}' and nothing follows it: a line of the "
+                           "command is missing (or the continuation is left over)")
             self.pos += 2 if self.text[self.pos + 1] == "\n" else 3
             self.line += 1
             return True
+        if self.text[self.pos:].rstrip(" \t\r") == escape and escape == "\\":
+            self._fail("the text ends with a backslash that continues the line into nothing")
         return False
+
+    def _fail(self, message: str, line: Optional[int] = None) -> None:
+        raise ReaderError(f"cannot read the command line: {message}.", file=self.file, line=line or self.line,
+                          hint="Close the quote or remove the trailing continuation; vLLM would never get these "
+                               "arguments, because the shell refuses the line.")
 
     def _word_boundary(self) -> bool:
         return self.pos == 0 or self.text[self.pos - 1] in " \t\n;&|("
@@ -101,6 +158,8 @@ class Lexer:
         self.pos = len(self.text) if end < 0 else end
 
     def _separator(self) -> bool:
+        if self.text.startswith("&>", self.pos):
+            return False  # `&>file` redirects; it does not end the command
         for sep in ("&&", "||", ";", "|", "&"):
             if self.text.startswith(sep, self.pos):
                 self.pos += len(sep)
@@ -121,12 +180,17 @@ class Lexer:
             if self._continuation():
                 continue
             ch = self.text[self.pos]
+            if ch == "&" and (self.text.startswith("&>", self.pos) or (buf and buf[-1] in "<>")):
+                buf.append(ch)  # `2>&1`, `&>log`: part of a redirection word
+                self.pos += 1
+                continue
             if ch in " \t\r\n;&|":
                 break
             if ch == "'":
                 flush()
                 end = self.text.find("'", self.pos + 1)
-                end = len(self.text) if end < 0 else end
+                if end < 0:
+                    self._fail("a single quote (') is opened here and never closed")
                 chunk = self.text[self.pos + 1:end]
                 self.line += chunk.count("\n")
                 segments.append(Segment(chunk, "'"))
@@ -151,6 +215,7 @@ class Lexer:
         return Word(segments, line)
 
     def _double_quoted(self) -> str:
+        start_line = self.line
         self.pos += 1
         out: list[str] = []
         escape = "`" if self.powershell else "\\"
@@ -173,6 +238,8 @@ class Lexer:
                 self.line += 1
             out.append(ch)
             self.pos += 1
+        if self.pos >= len(self.text):
+            self._fail('a double quote (") is opened here and never closed', start_line)
         self.pos += 1
         return "".join(out)
 
@@ -344,7 +411,7 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
     expander = Expander(variables)
     commands: list[ShellCommand] = []
     env_file_lines = env_file_lines if env_file_lines is not None else []
-    for command in Lexer(text, powershell).run():
+    for command in Lexer(text, powershell, file).run():
         prefix_env: dict[str, str] = {}
         words: Optional[list[Word]] = list(command.words)
         if words and words[0].literal in ("export", "declare", "local", "readonly"):
@@ -371,10 +438,38 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
             continue
         tokens: list[Token] = []
         scoped = Expander({**expander.variables, **prefix_env})
-        for word in words:
+        kept, writes = _without_redirections(words)
+        for word in kept:
             tokens += scoped.expand_word(word, file)
-        commands.append(ShellCommand(tokens, prefix_env, command.line))
+        commands.append(ShellCommand(tokens, prefix_env, command.line, command.heredocs,
+                                     dict(scoped.variables) if command.heredocs else {},
+                                     [scoped.expand_text(w)[0] for w in writes]))
     return commands
+
+
+_REDIRECTION = re.compile(r"^\d*(>>?|<<?|&>>?|>&|<&)(.*)$")
+
+
+def _without_redirections(words: list[Word]) -> tuple[list[Word], list[str]]:
+    """The command's words less its redirections (`> log`, `2>&1`, `&>log`, `< in`), which are the shell's and
+    not the program's arguments (a quoted `>` is an argument); and the files `>` / `>>` write."""
+    out: list[Word] = []
+    writes: list[str] = []
+    target_of: Optional[str] = None
+    for word in words:
+        if target_of is not None:
+            if target_of in (">", ">>"):
+                writes.append(word.literal)
+            target_of = None
+            continue
+        m = _REDIRECTION.match(word.literal) if word.segments and word.segments[0].quote == "" else None
+        if m is None:
+            out.append(word)
+        elif not m.group(2):
+            target_of = m.group(1)  # the target is the next word
+        elif m.group(1) in (">", ">>") and not m.group(2).startswith("&"):
+            writes.append(m.group(2))
+    return out, writes
 
 
 def _assign_all(words: list[Word], expander: Expander) -> None:

@@ -39,7 +39,8 @@ MAX_PATTERN = 200
 MAX_SUBJECT = 1000
 _MISSING = object()
 PRESENCE_PREFIXES = ("given.", "absent.", "flag_versions.", "invalid_choice.", "option.", "spelling.",
-                     "deprecated.", "spec.", "compilation.", "given_max.", "env.", "origin.")
+                     "deprecated.", "spec.", "compilation.", "given_max.", "env.", "origin.", "out_of_bounds.",
+                     "bound_name.", "bound_value.", "bound_message.", "bound_source.")
 _FACT_KEY = re.compile(r"^[A-Za-z0-9_.\-{}*]+$")
 
 
@@ -318,16 +319,14 @@ def _compare(c: Compare, facts: dict[str, Any], ev: Evaluation) -> Optional[bool
             return None
         found = any(_eq(left, item) for item in right)
         return found if c.op == "in" else not found
+    if left is None:  # present without a value: unknown (and listed as missing) for the remaining operators
+        ev.missing.add(c.key)
+        return None
     if c.op == "contains":
-        if left is None:
-            return None
         if isinstance(left, str) and isinstance(right, str):
             return right.lower() in left.lower()
         if isinstance(left, (list, tuple, set, dict)):
             return any(_eq(item, right) for item in left)
-        return None
-    if left is None:
-        ev.missing.add(c.key)
         return None
     if c.op == "matches":
         return bool(c.pattern.fullmatch(str(left)[:MAX_SUBJECT]))

@@ -92,18 +92,33 @@ def _one(rule: LoadedRule, cond: Any, facts: dict[str, Any], version: Any, deplo
     locations = _locations(deployment, label, keys, note)
     finding = Finding.model_construct(
         rule_id=rule.id, name=rule.spec.name, severity=rule.severity, theme=rule.theme, config=label,
-        message=message, vllm_message=rule.vllm_message_for(version), fix=fill(rule.spec.fix, facts, each, extra),
+        message=message, vllm_message=_vllm_message(rule, version, facts, each),
+        fix=fill(rule.spec.fix, facts, each, extra),
         source=rule.spec.source_list(), locations=locations, facts=_json_safe(ev.used),
     )
     fired.append(_Fired(finding, rule, frozenset(keys)))
 
 
+def _vllm_message(rule: LoadedRule, version: Any, facts: dict[str, Any], each: Optional[str]) -> Optional[str]:
+    """vLLM's message for the version. Its `{x}` markers stay as written, except a family's per-item fact
+    (`{bound_message.{each}}`), which holds vLLM's text for the one item the finding is about."""
+    text = rule.vllm_message_for(version)
+    if text is None or each is None or "{each}}" not in text:
+        return text
+    return re.sub(r"\{([A-Za-z0-9_.\-]+)\.\{each\}\}",
+                  lambda m: format_value(facts.get(f"{m.group(1)}.{each}")), text)
+
+
 def _apply_overrides(fired: list[_Fired]) -> list[_Fired]:
+    """A rule's `overrides` drop the findings of the named rules on the same keys. `*` names every other rule,
+    except one that itself names the overriding rule: a specific rule keeps precedence over a generic one."""
     dropped: set[int] = set()
-    for f in fired:
+    for j, f in enumerate(fired):
         for target in f.rule.spec.overrides:
             for i, other in enumerate(fired):
-                if other.rule.id == target and other.keys & f.keys:
+                named = other.rule.id == target
+                generic = target == "*" and f.rule.id not in other.rule.spec.overrides
+                if i != j and (named or generic) and other.keys & f.keys:
                     dropped.add(i)
     return [f for i, f in enumerate(fired) if i not in dropped]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..versions import VersionTuple, parse_version
-from .loader import LoadedRule, RuleLoadError, build_rule, read_yaml, rule_line
+from .rulefile import LoadedRule, RuleLoadError, build_rule, read_yaml, rule_line
 
 GENERATED_FIELDS = ("versions", "when", "source")
 STATUS_SYMBOL = {"yes": "✅", "no": "❌", "partial": "🟠", "unknown": "❔"}

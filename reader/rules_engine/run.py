@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, ReaderError
+from ..errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, ReaderError, did_you_mean as suggest
 
 FAIL_ON = ("error", "warning", "never")
 FORMATS = ("text", "markdown", "json", "sarif")
@@ -64,20 +64,13 @@ def did_you_mean(text: str, ruleset: Any) -> str:
         return (difflib.SequenceMatcher(None, probe, c).ratio(), same_place)
 
     ranked = sorted((c for c in candidates if score(c)[0] >= 0.5 or c.startswith(probe)), key=score, reverse=True)[:3]
-    if not ranked:
-        return ""
-    names = []
-    for c in ranked:
-        rule = ruleset.find(c)
-        names.append(f"{rule.id} ({rule.spec.name})")
-    return " Did you mean " + " or ".join(dict.fromkeys(names)) + "?"
+    rules = [ruleset.find(c) for c in ranked]
+    return suggest([r.id for r in rules], {r.id: r.spec.name for r in rules})
 
 
 def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> Any:
-    from .. import __version__
     from ..config.from_cli import load_and_resolve, load_options
-    from .engine import check_resolved
-    from .findings import CheckReport, ConfigResult, Summary, ToolInfo
+    from .findings import ConfigResult
     from .loader import load_rules
 
     if opts.fail_on not in FAIL_ON:
@@ -96,23 +89,49 @@ def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> 
                                                         vllm_version_origin=None, engine=None, form=None,
                                                         rules_evaluated=0, error=err.render()))
             continue
-        evaluated = check_resolved(resolved, ruleset, config=config, only=only)
-        mine = [f for f in evaluated.findings if f.rule_id not in ignored]
+        result, mine, skips = _check_one(resolved, config, ruleset, only, ignored)
+        results.append(result)
         findings += mine
-        skipped += [s for s in evaluated.skipped if s.rule_id not in ignored]
-        d = resolved.deployment
-        results.append(ConfigResult.model_construct(
-            config=config, status="checked", vllm_version=resolved.version,
-            vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
-            rules_evaluated=evaluated.rules_evaluated, error=None))
+        skipped += skips
+    return _report(results, findings, skipped, opts.fail_on)
+
+
+def check_deployment(resolved: Any, config: str, fail_on: str = "error") -> Any:
+    """The CheckReport of one deployment another command has already loaded and resolved (`capacity`,
+    `simulate` and `sweep` stop with it when vLLM would refuse the config)."""
+    from .loader import load_rules
+
+    result, findings, skipped = _check_one(resolved, config, load_rules(), None, set())
+    return _report([result], findings, skipped, fail_on)
+
+
+def _check_one(resolved: Any, config: str, ruleset: Any, only: Optional[list[str]],
+               ignored: set[str]) -> tuple[Any, list[Any], list[Any]]:
+    from .engine import check_resolved
+    from .findings import ConfigResult
+
+    evaluated = check_resolved(resolved, ruleset, config=config, only=only)
+    d = resolved.deployment
+    result = ConfigResult.model_construct(
+        config=config, status="checked", vllm_version=resolved.version,
+        vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
+        rules_evaluated=evaluated.rules_evaluated, error=None)
+    return (result, [f for f in evaluated.findings if f.rule_id not in ignored],
+            [s for s in evaluated.skipped if s.rule_id not in ignored])
+
+
+def _report(results: list[Any], findings: list[Any], skipped: list[Any], fail_on: str) -> Any:
+    from .. import __version__
+    from .findings import CheckReport, Summary, ToolInfo
+
     bad = sum(1 for r in results if r.status == "bad-input")
-    code = exit_code_for(findings, opts.fail_on, bad > 0)
+    code = exit_code_for(findings, fail_on, bad > 0)
     versions = {r.vllm_version for r in results if r.vllm_version}
     summary = Summary.model_construct(
         errors=sum(1 for f in findings if f.severity == "error"),
         warnings=sum(1 for f in findings if f.severity == "warning"),
         infos=sum(1 for f in findings if f.severity == "info"),
-        configs=len(results), bad_input=bad, fail_on=opts.fail_on, exit_code=code)
+        configs=len(results), bad_input=bad, fail_on=fail_on, exit_code=code)
     return CheckReport.model_construct(
         schema_version=1, tool=ToolInfo.model_construct(name="vllm-reader", version=__version__),
         vllm_version=versions.pop() if len(versions) == 1 else None, configs=results, findings=findings,

@@ -24,7 +24,7 @@ def test_diagnose_a_bundled_example_succeeds():
 
 @pytest.mark.parametrize("text, words", [
     ("model: m\nmax_num_seqs: [1\n", "malformed YAML"),
-    ("model: m\nmax_num_sequences: 4\n", "Did you mean --max-num-seqs"),
+    ("model: m\nmax_num_sequences: 4\n", "Did you mean '--max-num-seqs'"),
     ("model: m\nmax_num_seqs: lots\n", "integer"),
     ("model: meta-llama/Llama-3.1-8B\nmax-model-len: 4096\n", None),
 ])

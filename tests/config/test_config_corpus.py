@@ -133,7 +133,7 @@ LOADS = {
         "skypilot", "meta-llama/Llama-2-7b-chat-hf", {"tokenizer": "hf-internal-testing/llama-tokenizer"}, "L4", 1, []),
     "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": (
         "skypilot", "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
-        {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "max_model_len": 32768}, "H100", 16, []),
+        {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "max_model_len": 32768}, "H100-SXM", 16, []),
     "vllm_docs_serve_args_config.yaml": (
         "vllm-config-yaml", "meta-llama/Llama-3.1-8B-Instruct", {"port": 6379, "uvicorn_log_level": "info"}, None,
         None, []),

@@ -33,7 +33,7 @@ def test_an_ambiguous_prefix_is_refused_naming_the_candidates():
 def test_an_option_no_release_knows_is_bad_input_with_a_suggestion():
     with pytest.raises(ReaderError) as err:
         flags("vllm serve m --max-num-sequences 3")
-    assert "Did you mean --max-num-seqs" in err.value.message
+    assert "Did you mean '--max-num-seqs'" in err.value.message
 
 
 def test_a_flag_of_other_releases_is_kept_and_marked_absent():
@@ -69,10 +69,18 @@ def test_old_store_boolean_takes_an_optional_value():
     assert got["enable_chunked_prefill"] is True
 
 
-def test_json_options_and_dotted_sub_keys_merge():
-    got, _ = flags("""vllm serve m --compilation-config '{"cudagraph_mode": "FULL"}' --compilation-config.mode 3 """
+def test_dotted_sub_keys_of_one_spelling_merge():
+    got, _ = flags("vllm serve m --compilation-config.mode 3 --compilation-config.pass_config.fuse_allreduce_rms=true")
+    assert got["compilation_config"] == {"mode": 3, "pass_config": {"fuse_allreduce_rms": True}}
+
+
+def test_dotted_sub_keys_replace_a_whole_json_value_and_other_spellings_as_vllm_does():
+    # vLLM appends each spelling's merged sub-keys after every other argument; argparse keeps the last.
+    got, d = flags("""vllm serve m --compilation-config '{"cudagraph_mode": "FULL"}' --compilation-config.mode 3 """
                    """-cc.pass_config.fuse_allreduce_rms=true""")
-    assert got["compilation_config"] == {"cudagraph_mode": "FULL", "mode": 3, "pass_config": {"fuse_allreduce_rms": True}}
+    assert got["compilation_config"] == {"pass_config": {"fuse_allreduce_rms": True}}
+    lost = [n.message for n in d.notes if n.level == "warning"]
+    assert len(lost) == 2 and all("is lost" in m for m in lost)
 
 
 @pytest.mark.parametrize("version, dest, value", [
@@ -136,14 +144,26 @@ def write(tmp_path, name, text):
     return str(path)
 
 
-def test_config_yaml_false_is_dropped_before_0_28_and_negated_after(tmp_path):
+def test_config_yaml_false_is_dropped_by_vllm_serve_in_every_release(tmp_path):
+    # `vllm serve` reads --config with its top-level parser, which has no --no-X options: from 0.28.0 the
+    # api_server entry point negates a false boolean, `vllm serve` still drops it (checked against vLLM 0.32.0)
     path = write(tmp_path, "c.yaml", "model: m\nenable-prefix-caching: false\nmax_num_seqs: 16\n")
-    old = load_deployment(path, LoadOptions(vllm_version="0.27.1"))
-    assert "enable_prefix_caching" not in old.flags
-    assert any("has no effect" in n.message and n.loc.line == 2 for n in old.notes)
-    new = load_deployment(path, LoadOptions(vllm_version="0.28.0"))
-    assert new.flags["enable_prefix_caching"].value is False
-    assert new.flags["max_num_seqs"].loc.line == 3 and new.flags["max_num_seqs"].spelling == "max_num_seqs"
+    for version in ("0.27.1", "0.28.0", "0.32.0"):
+        d = load_deployment(path, LoadOptions(vllm_version=version))
+        assert "enable_prefix_caching" not in d.flags
+        assert any("has no effect" in n.message and n.loc.line == 2 for n in d.notes)
+        assert d.flags["max_num_seqs"].loc.line == 3 and d.flags["max_num_seqs"].spelling == "max_num_seqs"
+
+
+def test_config_yaml_false_is_negated_for_the_api_server_from_0_28():
+    from reader.config.load import entries_to_tokens
+    from reader.config.invocation import ConfigEntry
+    from reader.versions import choose_version
+
+    entry = ConfigEntry(key="enable-prefix-caching", value=False)
+    old = entries_to_tokens([entry], choose_version("0.27.1"), [], "api_server")
+    new = entries_to_tokens([entry], choose_version("0.28.0"), [], "api_server")
+    assert old == [] and [t.text for t in new] == ["--no-enable-prefix-caching"]
 
 
 def test_config_yaml_nested_mapping_before_0_16_is_a_warning(tmp_path):
@@ -177,7 +197,7 @@ def test_comment_block_unknown_key_is_bad_input(tmp_path):
     ("model: !!python/object:os.system x\n", "not plain data", 1),
     ("model: !custom x\n", "not plain data", 1),
     ("model: m\nmax_num_seqs: many\n", "integer", 2),
-    ("model: m\nmax_num_sequences: 4\n", "Did you mean --max-num-seqs", 2),
+    ("model: m\nmax_num_sequences: 4\n", "Did you mean '--max-num-seqs'", 2),
     ("", "empty", None),
 ])
 def test_bad_yaml_is_one_clear_error_with_a_line(tmp_path, text, words, line):

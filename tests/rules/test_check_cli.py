@@ -38,7 +38,6 @@ def test_default_fail_on_is_error(files):
     (["check", "{bad}", "--format", "xml"], "--format must be one of"),
     (["check", "{clean}", "--fail-on", "sometimes"], "--fail-on must be one of"),
     (["check", "{clean}", "--vllm-version", "banana"], "is not a vLLM version"),
-    (["check", "{clean}", "--vllm-version", "0.4.1"], "older than the oldest release"),
     (["check", "{clean}", "--ignore", "VR9999"], "--ignore VR9999: no such rule"),
     (["check", "{clean}", "--gpu", "NoSuchGPU"], "NoSuchGPU"),
     (["check", "{bad}"], "bad.yaml"),
@@ -50,6 +49,14 @@ def test_bad_input_exits_2_without_traceback(files, tmp_path, args, words):
     assert code == 2, out + err
     assert words in err
     assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("version, words", [("0.4.1", "older than the oldest release"),
+                                            ("0.40.0", "newer than the newest release")])
+def test_a_version_outside_the_tables_is_read_with_the_nearest_release_and_warned(files, version, words):
+    assert run_cli(["check", files["clean"], "--vllm-version", version])[0] == 0
+    code, out, err = run_cli(["check", files["clean"], "--vllm-version", version, "--fail-on", "warning"])
+    assert code == 1 and words in out, out + err
 
 
 def test_usage_errors_exit_2():

@@ -80,7 +80,7 @@ def test_explain_markdown():
 def test_explain_unknown_rule_suggests_and_exits_2():
     code, out, err = run_cli(["explain", "VR2O1"])
     assert code == 2
-    assert "Did you mean VR201" in err
+    assert "Did you mean 'VR201'" in err
     assert "Traceback" not in err + out
 
 

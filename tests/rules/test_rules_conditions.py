@@ -103,3 +103,9 @@ def test_no_eval_or_exec_in_the_engine():
         text = path.read_text()
         assert "eval(" not in text.replace("evaluate(", "").replace("_evaluate(", ""), path
         assert "exec(" not in text, path
+
+
+@pytest.mark.parametrize("op, value", [("contains", "x"), ("gt", 1), ("matches", "x+"), ("divides", 4)])
+def test_a_present_fact_without_a_value_is_unknown_and_listed_missing_for_every_operator(op, value):
+    result, e = ev({"fact": "model.arch", op: value}, {"model.arch": None})
+    assert result is None and e.missing == {"model.arch"}

@@ -21,7 +21,7 @@ from ..invocation import ConfigEntry, Hint, Invocation
 from ..model import Note, SourceLoc
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
-from .commands import version_from_image
+from .images import version_hint
 from .gpu_hints import gpu_from_instance_type
 
 _PRODSTACK_SOURCE = "vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml @ f1f98227"
@@ -87,9 +87,7 @@ def _prodstack_model(spec: dict[str, Any], base: tuple, doc: YamlDoc, file: Opti
             inv.env[str(item["name"])] = str(item["value"])
     image = f"{spec.get('repository', '')}:{spec.get('tag', '')}"
     inv.image = image
-    tag = version_from_image(image)
-    if tag:
-        inv.version = Hint(tag, f"image tag {image}", loc("tag"))
+    inv.version = version_hint(image, loc("tag"))
     ray = spec.get("raySpec")
     if isinstance(ray, dict):
         # The chart's Ray template (helm/templates/ray-cluster.yaml @ d6eece8a): a head pod with
@@ -125,10 +123,8 @@ def ai_on_eks(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
     if image:
         ref = f"{image.get('repository', '')}:{image.get('tag', '')}"
         inv.image = ref
-        tag = version_from_image(ref)
-        if tag:
-            inv.version = Hint(tag, f"image tag {ref}",
-                               SourceLoc(file=file, line=doc.line(("inference", "modelServer", "image", "tag"))))
+        inv.version = version_hint(ref, SourceLoc(file=file, line=doc.line(("inference", "modelServer", "image",
+                                                                            "tag"))))
     deployment = server.get("deployment") or {}
     gpu = ((deployment.get("resources") or {}).get("gpu") or {})
     multi_pod = "lws" in str((data.get("inference") or {}).get("framework", ""))

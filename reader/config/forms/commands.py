@@ -11,6 +11,7 @@ from typing import Optional
 from ..invocation import Hint, Invocation
 from ..model import Note
 from ..tokens import Token
+from .images import is_vllm_image, version_hint
 
 _WRAPPERS = {"exec", "sudo", "nohup", "time", "then", "do", "else", "command", "stdbuf", "numactl", "taskset", "!"}
 _API_SERVER_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
@@ -21,19 +22,6 @@ _DYNAMO_OWN_FLAGS = {"--is-prefill-worker", "--is-decode-worker", "--endpoint", 
                      "--connector", "--dyn-tool-call-parser", "--dyn-reasoning-parser"}
 _DYNAMO_FLAGS_WITH_VALUE = {"--endpoint", "--migration-limit", "--connector", "--dyn-tool-call-parser",
                             "--dyn-reasoning-parser"}
-
-
-def is_vllm_image(image: str) -> bool:
-    return "vllm" in image.lower()
-
-
-def version_from_image(image: Optional[str]) -> Optional[str]:
-    """`vllm/vllm-openai:v0.6.6.post1` -> '0.6.6'; AWS DLC `vllm:0.11.0-gpu-...` -> '0.11.0'."""
-    if not image or ":" not in image.rsplit("/", 1)[-1]:
-        return None
-    tag = image.rsplit(":", 1)[1]
-    m = re.match(r"^v?(\d+\.\d+(?:\.\d+)?)", tag)
-    return m.group(1) if m else None
 
 
 def find_launch(tokens: list[Token], env: dict[str, str], form: str, label: str,
@@ -146,12 +134,7 @@ def _docker_run(args: list[Token], env: dict[str, str], label: str, line: Option
         inv = Invocation(form="docker-run", label=label, tokens=rest, env={**env, **container_env}, line=line)
     inv.form = "docker-run"
     inv.image = image
-    tag_version = version_from_image(image)
-    if tag_version:
-        inv.version = Hint(tag_version, f"image tag of {image}", args[i].loc)
-    elif image.endswith(":latest") or ":" not in image.rsplit("/", 1)[-1]:
-        inv.notes.append(Note(level="info", loc=args[i].loc,
-                              message=f"image {image} is not pinned to a vLLM version"))
+    inv.version = version_hint(image, args[i].loc)
     if gpus is not None:
         count = docker_gpu_count(gpus.text, container_env.get("CUDA_VISIBLE_DEVICES"))
         if count is not None:

@@ -1,83 +1,122 @@
-"""What a manifest says about the GPU: node labels, accelerator names and cloud instance types.
+"""What a deployment file says about its GPU type: node labels (nodeSelector, node affinity, Karpenter
+requirements), cloud instance types, SkyPilot and KubeAI accelerator names, GPU resource names.
 
-The names returned are GPU catalog ids/aliases; the catalog resolves them.
+The tables are data (accelerators.yaml, each with its source). A name is returned as the catalog's id
+where a table maps it, else as written; the resolver looks it up, and a GPU the catalog lacks falls back
+to the assumed one, loudly.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator, Optional
 
-# Node labels that name the GPU model.
-_GPU_LABEL_KEYS = (
-    "cloud.google.com/gke-accelerator",
-    "nvidia.com/gpu.product",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-)
+import yaml
 
-# Cloud instance families -> (GPU id, GPUs per instance). Sources: AWS EC2 accelerated-computing,
-# Azure NC/ND series and GCP A2/A3/G2 machine-type documentation (public product pages).
-INSTANCE_GPUS: dict[str, tuple[str, Optional[int]]] = {
-    "g5.xlarge": ("A10G", 1), "g5.2xlarge": ("A10G", 1), "g5.12xlarge": ("A10G", 4), "g5.48xlarge": ("A10G", 8),
-    "g6.xlarge": ("L4", 1), "g6.2xlarge": ("L4", 1), "g6.12xlarge": ("L4", 4), "g6.24xlarge": ("L4", 4),
-    "g6.48xlarge": ("L4", 8),
-    "g6e.xlarge": ("L40S", 1), "g6e.12xlarge": ("L40S", 4), "g6e.24xlarge": ("L40S", 4), "g6e.48xlarge": ("L40S", 8),
-    "p4d.24xlarge": ("A100-40GB-SXM", 8), "p4de.24xlarge": ("A100-80GB-SXM", 8),
-    "p5.48xlarge": ("H100-SXM", 8), "p5e.48xlarge": ("H200", 8), "p5en.48xlarge": ("H200", 8),
-    "p6-b200.48xlarge": ("B200", 8),
-    "a2-highgpu-1g": ("A100-40GB-SXM", 1), "a2-ultragpu-1g": ("A100-80GB-SXM", 1),
-    "a3-highgpu-8g": ("H100-SXM", 8), "a3-megagpu-8g": ("H100-SXM", 8), "a3-ultragpu-8g": ("H200", 8),
-    "g2-standard-4": ("L4", 1),
-}
-_AZURE = [(re.compile(r"Standard_NC\d+ads_H100_v5", re.I), "H100-NVL"),
-          (re.compile(r"Standard_NC\d+adis_H100_v5", re.I), "H100-NVL"),
-          (re.compile(r"Standard_ND\d+is?r?_H100_v5", re.I), "H100-SXM"),
-          (re.compile(r"Standard_ND\d+is?r?_H200_v5", re.I), "H200"),
-          (re.compile(r"Standard_NC\d+ads_A100_v4", re.I), "A100-80GB-PCIe"),
-          (re.compile(r"Standard_ND\d+amsr_A100_v4", re.I), "A100-80GB-SXM")]
-
-# GKE accelerator label values.
-_GKE = {"nvidia-tesla-a100": "A100-40GB-SXM", "nvidia-a100-80gb": "A100-80GB-SXM", "nvidia-h100-80gb": "H100-SXM",
-        "nvidia-h100-mega-80gb": "H100-SXM", "nvidia-h200-141gb": "H200", "nvidia-l4": "L4",
-        "nvidia-tesla-t4": "T4", "nvidia-tesla-v100": "V100", "nvidia-b200": "B200"}
+_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)$")
 
 
-def gpu_from_instance_type(value: str) -> Optional[tuple[str, Optional[int]]]:
-    value = value.strip()
-    if value in INSTANCE_GPUS:
-        return INSTANCE_GPUS[value]
-    for pattern, gpu in _AZURE:
-        if pattern.fullmatch(value):
-            return gpu, None
+@dataclass
+class GpuHint:
+    name: str  # a catalog id, or the name as the file wrote it
+    origin: str  # words: "node selector cloud.google.com/gke-accelerator=nvidia-l4"
+    per_machine: Optional[int] = None  # GPUs of the machine type, when the hint is one
+    alternatives: list[str] = field(default_factory=list)  # other values the file allows ("In: [a, b]")
+
+
+@lru_cache(maxsize=1)
+def tables() -> dict[str, Any]:
+    return yaml.safe_load((Path(__file__).parent / "accelerators.yaml").read_text(encoding="utf-8"))
+
+
+def gpu_from_instance_type(value: str) -> Optional[tuple[str, int]]:
+    found = tables()["instance_types"].get(str(value).strip())
+    return (found[0], int(found[1])) if found else None
+
+
+def gpu_from_label(key: str, value: str) -> Optional[tuple[str, Optional[int]]]:
+    """(GPU, GPUs per machine or None) for one node label, or None when the key names no GPU."""
+    spec = tables()["label_keys"].get(key)
+    value = str(value).strip()
+    if spec is None or not value:
+        return None
+    if spec["values"] == "instance_types":
+        return gpu_from_instance_type(value)
+    if spec["values"] == "as-is":
+        return _product_name(value), None
+    return tables()[spec["values"]].get(value, value), None
+
+
+def gpu_from_accelerator(name: str, table: str) -> str:
+    """A SkyPilot (`skypilot`) or KubeAI (`kubeai_profiles`) accelerator name as a catalog id, else as written."""
+    return tables()[table].get(name.strip(), name.strip())
+
+
+def gpu_from_labels(data: Any) -> Optional[GpuHint]:
+    """The most specific GPU-naming node label in the object (label keys in the table's order)."""
+    found = list(_label_hints(data))
+    if not found:
+        return None
+    order = list(tables()["label_keys"])
+    found.sort(key=lambda item: order.index(item[0]))
+    hint = found[0][1]
+    if hint.name.startswith("A100-40GB") and _gpu_memory_mib(data) >= 80_000:
+        hint.name, hint.origin = "A100-80GB-SXM", hint.origin + " with karpenter.k8s.aws/instance-gpu-memory"
+    return hint
+
+
+def mig_slice(resources: Any) -> Optional[tuple[str, int]]:
+    """A MIG slice asked for as a resource (`nvidia.com/mig-3g.40gb: 1`): (profile, count)."""
+    if not isinstance(resources, dict):
+        return None
+    for section in ("limits", "requests"):
+        block = resources.get(section) or {}
+        for key, count in block.items():
+            m = _MIG_RESOURCE.match(str(key))
+            if m:
+                return m.group(1), int(str(count).strip() or 1)
     return None
 
 
-def gpu_from_label(key: str, value: str) -> Optional[str]:
-    if key == "cloud.google.com/gke-accelerator":
-        return _GKE.get(value.strip(), value.strip())
-    if key.endswith("instance-type"):
-        found = gpu_from_instance_type(value)
-        return found[0] if found else None
-    return value.strip()
-
-
-def gpu_from_labels(data: Any) -> Optional[tuple[str, str]]:
-    """The first GPU-naming node label anywhere in the object: (name, where it came from)."""
+def _label_hints(data: Any) -> Iterator[tuple[str, GpuHint]]:
+    keys = tables()["label_keys"]
     for key, value in _walk_pairs(data):
-        if key in _GPU_LABEL_KEYS and isinstance(value, str):
-            name = gpu_from_label(key, value)
-            if name:
-                return name, f"node selector {key}={value}"
-        if isinstance(value, dict) and value.get("key") in _GPU_LABEL_KEYS and value.get("values"):
-            first = str(value["values"][0])
-            name = gpu_from_label(str(value["key"]), first)
-            if name:
-                return name, f"node affinity {value['key']}={first}"
-    return None
+        if key in keys and isinstance(value, (str, int)):
+            found = gpu_from_label(key, str(value))
+            if found:
+                yield key, GpuHint(found[0], f"node selector {key}={value}", found[1])
+        if isinstance(value, dict) and value.get("key") in keys and _selects(value):
+            values = [str(v) for v in value.get("values") or []]
+            found = gpu_from_label(str(value["key"]), values[0])
+            if found:
+                yield str(value["key"]), GpuHint(found[0], f"node affinity {value['key']}={values[0]}", found[1],
+                                                 values[1:])
 
 
-def _walk_pairs(node: Any, depth: int = 0):
+def _selects(expression: dict[str, Any]) -> bool:
+    """A node-affinity / Karpenter requirement that picks nodes with one of its values."""
+    return str(expression.get("operator", "In")) in ("In", "Equals") and bool(expression.get("values"))
+
+
+def _product_name(value: str) -> str:
+    """GPU feature discovery's product label, less the suffixes time-slicing and MIG add."""
+    return re.sub(r"-(SHARED|MIG-.*)$", "", value)
+
+
+def _gpu_memory_mib(data: Any) -> int:
+    for key, value in _walk_pairs(data):
+        if key == "karpenter.k8s.aws/instance-gpu-memory" and str(value).isdigit():
+            return int(value)
+        if isinstance(value, dict) and value.get("key") == "karpenter.k8s.aws/instance-gpu-memory":
+            numbers = [int(v) for v in value.get("values") or [] if str(v).isdigit()]
+            if numbers:
+                return max(numbers)
+    return 0
+
+
+def _walk_pairs(node: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
     if depth > 40:
         return
     if isinstance(node, dict):

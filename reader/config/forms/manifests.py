@@ -16,8 +16,11 @@ from ..model import Note, SourceLoc
 from ..shell import run_script
 from ..tokens import Token
 from ..yamlsafe import Path, YamlDoc
-from .commands import find_launch, is_vllm_image, version_from_image
-from .gpu_hints import gpu_from_labels
+from .commands import find_launch
+from .images import is_vllm_image, version_hint
+from .scripts import shift
+from .storage_uri import parse_model_uri
+from .gpu_hints import GpuHint, gpu_from_labels, mig_slice
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
 _GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu")
@@ -42,8 +45,8 @@ def invocations_from_manifests(docs: list[YamlDoc], file: Optional[str], text_li
             found.append(_kserve_llm_service(data, doc, file, f"{kind}/{name}"))
             continue
         labels_gpu = gpu_from_labels(data)
-        for path, container in _containers(data):
-            inv = _container_invocation(container, path, doc, file, text_lines, f"{kind}/{name}")
+        for path, container in containers(data):
+            inv = container_invocation(container, path, doc, file, text_lines, f"{kind}/{name}")
             if inv is None:
                 continue
             if inv.gpu_count is None:
@@ -56,7 +59,7 @@ def invocations_from_manifests(docs: list[YamlDoc], file: Optional[str], text_li
                 inv.gpu_count = Hint(group[0], group[1], SourceLoc(file=file, line=doc.line(("spec",))))
                 inv.num_nodes = Hint(group[2], group[1], SourceLoc(file=file, line=doc.line(("spec",))))
             if labels_gpu and inv.gpu_name is None:
-                inv.gpu_name = Hint(labels_gpu[0], labels_gpu[1], SourceLoc(file=file, line=doc.line(path)))
+                inv.gpu_name = gpu_name_hint(labels_gpu, SourceLoc(file=file, line=doc.line(path)), inv.notes)
             found.append(inv)
     return found
 
@@ -89,7 +92,7 @@ def _ancestor_gpus(data: Any, path: Path) -> Optional[int]:
     node, found = data, None
     for part in path:
         if isinstance(node, dict):
-            count = _gpu_limit(node)
+            count = gpu_limit(node)
             found = count if count is not None else found
         node = node[part] if isinstance(node, (dict, list)) else None
     return found
@@ -98,12 +101,12 @@ def _ancestor_gpus(data: Any, path: Path) -> Optional[int]:
 def _pod_gpus(template: Any) -> int:
     if not isinstance(template, dict):
         return 0
-    return sum(_gpu_limit(c) or 0 for c in ((template.get("spec") or {}).get("containers") or []) if isinstance(c, dict))
+    return sum(gpu_limit(c) or 0 for c in ((template.get("spec") or {}).get("containers") or []) if isinstance(c, dict))
 
 
 # ---- containers ----------------------------------------------------------------------------
 
-def _containers(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
+def containers(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
     if isinstance(node, dict):
         has_image = isinstance(node.get("image"), str)
         runs_something = "command" in node or "args" in node
@@ -111,18 +114,20 @@ def _containers(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, An
             yield path, node  # a container, or a kustomize patch of one (no image)
             return
         for key, value in node.items():
-            yield from _containers(value, path + (key,))
+            yield from containers(value, path + (key,))
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            yield from _containers(item, path + (i,))
+            yield from containers(item, path + (i,))
 
 
-def _container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, file: Optional[str],
+def container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, file: Optional[str],
                           text_lines: list[str], owner: str) -> Optional[Invocation]:
-    command = _str_list(container.get("command"))
-    args = _str_list(container.get("args"))
+    command = str_list(container.get("command"))
+    args = str_list(container.get("args"))
     image = str(container.get("image", ""))
-    mentions_vllm = is_vllm_image(image) or any("vllm" in part for part in command + args)
+    # A kustomize patch of a container has no image: its name says which container it patches.
+    mentions_vllm = is_vllm_image(image) or any("vllm" in part for part in command + args) or (
+        not image and "vllm" in str(container.get("name", "")).lower() and bool(command or args))
     if not mentions_vllm:
         return None
     env = _env(container.get("env"))
@@ -135,22 +140,37 @@ def _container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, f
     if inv is None:
         return None
     inv.image = image or None
-    tag = version_from_image(image)
-    if tag and is_vllm_image(image):
-        inv.version = Hint(tag, f"image tag of {image}", SourceLoc(file=file, line=doc.line(path + ("image",))))
-    count = _gpu_limit(container)
+    inv.version = version_hint(image, SourceLoc(file=file, line=doc.line(path + ("image",))))
+    count = gpu_limit(container)
+    where = SourceLoc(file=file, line=doc.line(path + ("resources",)))
     if count is not None:
-        inv.gpu_count = Hint(count, "the container's GPU resource limit",
-                             SourceLoc(file=file, line=doc.line(path + ("resources",))))
+        inv.gpu_count = Hint(count, "the container's GPU resource limit", where)
+    mig = mig_slice(container.get("resources"))
+    if mig is not None:
+        inv.gpu_count = Hint(mig[1], f"the container's MIG resource nvidia.com/mig-{mig[0]}", where)
+        inv.notes.append(Note(level="warning", loc=where, key="resources", message=(
+            f"the container asks for {mig[1]} MIG slice(s) {mig[0]}: vLLM sees each as a GPU with that share of "
+            "the card's memory and compute, which the GPU catalog does not model; give --gpu for the closest part")))
     return inv
+
+
+def gpu_name_hint(hint: GpuHint, loc: SourceLoc, notes: list[Note]) -> Hint:
+    """The GPU a file's node labels name; when they allow several, the first is taken and the others said."""
+    if hint.alternatives:
+        notes.append(Note(level="info", loc=loc, message=(
+            f"{hint.origin} is the first of the values the file allows (others: {', '.join(hint.alternatives)}); "
+            f"read as {hint.name}. Give --gpu for another")))
+    return Hint(hint.name, hint.origin, loc)
 
 
 def _argv_form(items: list[tuple[str, Path]], env: dict[str, str], doc: YamlDoc, file: Optional[str], label: str,
                image: str, has_command: bool) -> Optional[Invocation]:
     tokens = [_k8s_token(text, env, SourceLoc(file=file, line=doc.line(p))) for text, p in items]
     inv = find_launch(list(tokens), dict(env), "kubernetes", label, file)
-    if inv is None and not has_command and tokens and is_vllm_image(image):
-        # No command: the image's entrypoint (the OpenAI server) receives the args.
+    patch_of_vllm = not image and "vllm" in label.split(" in ", 1)[0].lower()
+    if inv is None and not has_command and tokens and (is_vllm_image(image) or patch_of_vllm):
+        # No command: the image's entrypoint (the OpenAI server) receives the args; a kustomize patch (no image)
+        # of a container named for vLLM keeps the base's image.
         inv = Invocation(form="kubernetes", label=label, tokens=tokens, env=dict(env),
                          line=tokens[0].loc.line if tokens and tokens[0].loc else None)
     if inv is not None:
@@ -165,10 +185,10 @@ def _shell_form(items: list[tuple[str, Path]], env: dict[str, str], doc: YamlDoc
     script_index = next(i for i, (text, _) in enumerate(items) if _is_shell_flag_end(items, i))
     script, script_path = items[script_index]
     script = _expand_k8s(script, env)
-    first_line = _script_first_line(doc.line(script_path), text_lines)
+    first_line = script_first_line(doc.line(script_path), text_lines)
     commands = run_script(script, file, dict(env))
     for command in commands:
-        shifted = [_shift(tok, first_line - 1) for tok in command.tokens]
+        shifted = [shift(tok, first_line - 1) for tok in command.tokens]
         inv = find_launch(shifted, {**env, **command.env}, "kubernetes", label, file)
         if inv is not None:
             inv.form = "kubernetes"
@@ -187,18 +207,12 @@ def _is_shell_flag_end(items: list[tuple[str, Path]], i: int) -> bool:
     return not items[i][0].startswith("-") and all(text.startswith("-") for text, _ in items[1:i])
 
 
-def _script_first_line(node_line: Optional[int], text_lines: list[str]) -> int:
+def script_first_line(node_line: Optional[int], text_lines: list[str]) -> int:
     """A block scalar (`- |`) starts on the line after its indicator."""
     if node_line is None:
         return 1
     raw = text_lines[node_line - 1].rstrip() if 0 < node_line <= len(text_lines) else ""
     return node_line + 1 if re.search(r"[|>][-+]?\d*$", raw) else node_line
-
-
-def _shift(tok: Token, by: int) -> Token:
-    if tok.loc is None or tok.loc.line is None:
-        return tok
-    return Token(tok.text, SourceLoc(file=tok.loc.file, line=tok.loc.line + by), tok.unresolved, tok.spelling)
 
 
 def _k8s_token(text: str, env: dict[str, str], loc: SourceLoc) -> Token:
@@ -212,7 +226,7 @@ def _expand_k8s(text: str, env: dict[str, str]) -> str:
     return _K8S_VAR.sub(lambda m: env.get(m.group(1), m.group(0)), text)
 
 
-def _str_list(value: Any) -> list[str]:
+def str_list(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
@@ -233,7 +247,7 @@ def _env(value: Any) -> dict[str, str]:
     return env
 
 
-def _gpu_limit(container: dict[str, Any]) -> Optional[int]:
+def gpu_limit(container: dict[str, Any]) -> Optional[int]:
     resources = container.get("resources") or {}
     for section in ("limits", "requests"):
         block = resources.get(section) or {}
@@ -252,9 +266,10 @@ def _kserve_llm_service(data: dict[str, Any], doc: YamlDoc, file: Optional[str],
     spec = data.get("spec") or {}
     model = spec.get("model") or {}
     inv = Invocation(form="kserve-llminferenceservice", label=label, line=doc.line(("spec",)))
-    name = model.get("name") or str(model.get("uri", "")).removeprefix("hf://") or None
+    # spec.model.uri is where the weights come from (a storage URI, read by the loader); name is what is served.
+    name = model.get("uri") or model.get("name")
     if name:
-        inv.model = Hint(name, "spec.model", SourceLoc(file=file, line=doc.line(("spec", "model"))))
+        inv.model = Hint(str(name), "spec.model", SourceLoc(file=file, line=doc.line(("spec", "model"))))
     flag_of = {"tensor": "tensor_parallel_size", "pipeline": "pipeline_parallel_size", "data": "data_parallel_size",
                "dataLocal": "data_parallel_size_local"}
     for key, value in (spec.get("parallelism") or {}).items():
@@ -267,20 +282,20 @@ def _kserve_llm_service(data: dict[str, Any], doc: YamlDoc, file: Optional[str],
     speculator = spec.get("speculator")
     if isinstance(speculator, dict):
         config = {k: _numeric(v) for k, v in (speculator.get("config") or {}).items()}
-        uri = ((speculator.get("model") or {}).get("uri") or "").removeprefix("hf://")
+        uri = parse_model_uri((speculator.get("model") or {}).get("uri"))
         if uri:
-            config["model"] = uri
+            config["model"] = uri.model
         inv.entries.append(ConfigEntry("speculative_config", config, SourceLoc(file=file, line=doc.line(
             ("spec", "speculator"))), spelling="spec.speculator"))
     containers = ((spec.get("template") or {}).get("containers")) or []
     for i, container in enumerate(containers):
         if isinstance(container, dict):
-            count = _gpu_limit(container)
+            count = gpu_limit(container)
             if count is not None:
                 inv.gpu_count = Hint(count, "spec.template container GPU limit", SourceLoc(file=file, line=doc.line(
                     ("spec", "template", "containers", i, "resources"))))
             inv.env.update(_env(container.get("env")))
-            for j, arg in enumerate(_str_list(container.get("args"))):
+            for j, arg in enumerate(str_list(container.get("args"))):
                 inv.tokens.append(Token(arg, SourceLoc(file=file, line=doc.line(
                     ("spec", "template", "containers", i, "args", j)))))
     inv.notes.append(Note(level="info", loc=SourceLoc(file=file, line=doc.line(("spec",))), message=(

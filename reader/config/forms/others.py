@@ -1,7 +1,6 @@
-"""docker-compose and SkyPilot task files, and vLLM's CI benchmark JSON."""
+"""docker-compose files and vLLM's CI benchmark JSON."""
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 from ...errors import ReaderError
@@ -10,8 +9,9 @@ from ..model import Note, SourceLoc
 from ..shell import run_script
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
-from .commands import find_launch, is_vllm_image, version_from_image
-from .manifests import _script_first_line, _shift
+from .commands import find_launch
+from .images import is_vllm_image, version_hint
+from .scripts import shift as _shift
 
 
 # ---- docker compose ------------------------------------------------------------------------
@@ -41,9 +41,7 @@ def compose(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
             continue
         inv.form = "docker-compose"
         inv.image = image or None
-        tag = version_from_image(image)
-        if tag:
-            inv.version = Hint(tag, f"image tag of {image}", SourceLoc(file=file, line=doc.line(base + ("image",))))
+        inv.version = version_hint(image, SourceLoc(file=file, line=doc.line(base + ("image",))))
         count = _compose_gpus(service)
         if count is not None:
             inv.gpu_count = Hint(count, "deploy.resources.reservations.devices", SourceLoc(
@@ -81,56 +79,6 @@ def _compose_gpus(service: dict[str, Any]) -> Optional[int]:
             if device.get("device_ids"):
                 return len(device["device_ids"])
     return None
-
-
-# ---- SkyPilot --------------------------------------------------------------------------------
-
-def is_skypilot(data: Any) -> bool:
-    return isinstance(data, dict) and "run" in data and isinstance(data.get("run"), str) and (
-        "resources" in data or "envs" in data or "setup" in data)
-
-
-def skypilot(doc: YamlDoc, file: Optional[str], text_lines: list[str], overrides: dict[str, str]) -> list[Invocation]:
-    data = doc.data
-    envs = {str(k): str(v) for k, v in (data.get("envs") or {}).items() if v is not None}
-    gpu_name, per_node = _accelerators((data.get("resources") or {}).get("accelerators"))
-    nodes = int(data.get("num_nodes", 1) or 1)
-    # SkyPilot exports these to `run`; we know them from the task's own resources.
-    known = dict(envs)
-    if per_node:
-        known.setdefault("SKYPILOT_NUM_GPUS_PER_NODE", str(per_node))
-    known.setdefault("SKYPILOT_NUM_NODES", str(nodes))
-    known.update(overrides)
-    first_line = _script_first_line(doc.line(("run",)), text_lines)
-    found = []
-    for command in run_script(data["run"], file, known):
-        tokens = [_shift(t, first_line - 1) for t in command.tokens]
-        inv = find_launch(tokens, {**envs, **command.env}, "skypilot", "run", file)
-        if inv is None:
-            continue
-        loc = SourceLoc(file=file, line=doc.line(("resources", "accelerators")))
-        if gpu_name:
-            inv.gpu_name = Hint(gpu_name, "resources.accelerators", loc)
-        if per_node:
-            inv.gpu_count = Hint(per_node * nodes, f"resources.accelerators x num_nodes ({per_node} x {nodes})", loc)
-        inv.num_nodes = Hint(nodes, "num_nodes", SourceLoc(file=file, line=doc.line(("num_nodes",))))
-        inv.notes.append(Note(level="info", loc=loc, message=(
-            "SkyPilot's SKYPILOT_NUM_GPUS_PER_NODE and SKYPILOT_NUM_NODES are taken from this task's resources")))
-        found.append(inv)
-    return found
-
-
-def _accelerators(value: Any) -> tuple[Optional[str], Optional[int]]:
-    if isinstance(value, dict) and value:
-        name, count = next(iter(value.items()))
-        return str(name), int(count or 1)
-    if isinstance(value, list) and value:
-        return _accelerators(value[0])
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([^:{}]+?)\s*(?::\s*(\d+))?\s*", value)
-        if m:
-            return m.group(1), int(m.group(2) or 1)
-    return None, None
 
 
 # ---- vLLM CI benchmark JSON ------------------------------------------------------------------
@@ -182,16 +130,9 @@ def _benchmark_workload(client: dict[str, Any], concurrency: Any) -> Optional[di
     return spec
 
 
-def config_entries(doc: YamlDoc, file: Optional[str]) -> Invocation:
-    """A `vllm serve --config` file: every top-level key is a flag name."""
-    inv = Invocation(form="vllm-config-yaml", label="config file", line=1)
-    for key, value in doc.data.items():
-        inv.entries.append(ConfigEntry(str(key), value, SourceLoc(file=file, line=doc.line((str(key),)))))
-    return inv
-
-
 def notes_for_multiple(invocations: list[Invocation], chosen: int) -> Note:
-    others = ", ".join(f"#{i + 1} ({inv.label}" + (f", line {inv.line})" if inv.line else ")")
+    others = ", ".join(f"#{i + 1} ({inv.label}" + (f", line {inv.line})" if inv.line and f"line {inv.line}" not in
+                                                     inv.label else ")")
                        for i, inv in enumerate(invocations) if i != chosen)
     return Note(level="info", message=(
         f"the file holds {len(invocations)} vLLM launches; reading #{chosen + 1} ({invocations[chosen].label}). "

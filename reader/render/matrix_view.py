@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .matrix import STATUS_SYMBOL, matrix_table
+from ..rules_engine.matrix import STATUS_SYMBOL, matrix_table
 
 TEXT_SYMBOL = {"yes": "yes", "no": "NO", "partial": "part", "unknown": "?"}
 
@@ -35,7 +35,7 @@ def render_matrix(ruleset: Any, version: Optional[str], fmt: str) -> str:
         return json.dumps({"vllm_version": version, "cells": cells}, indent=2, ensure_ascii=False) + "\n"
     features, hardware, labels = table["features"], table["hardware"], table["labels"]
     if fmt == "markdown":
-        from ..render.markdown import md
+        from .markdown import md
 
         out = [f"# vLLM {md(version)} feature compatibility", "",
                "Feature x feature (✅ yes, ❌ no, 🟠 partial, ❔ unknown; rule ids where a rule is generated):", "",

@@ -1,0 +1,49 @@
+"""A value outside the bounds of its release is one finding (VR116) with vLLM's own message, on the user's
+line; no other rule reasons from the refused value, and every command says the same."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reader.rules_engine.run import CheckOptions, check_files
+
+TINY = str(Path(__file__).resolve().parents[2] / "fixtures" / "live" / "tiny-llama" / "config.json")
+
+
+def check(tmp_path, text: str, version: str = "0.32.0", name: str = "serve.sh"):
+    path = tmp_path / name
+    path.write_text(text)
+    report = check_files([str(path)], CheckOptions(vllm_version=version, model=TINY, gpu="H100-SXM"))
+    return [f for f in report.findings if f.severity == "error"], report
+
+
+@pytest.mark.parametrize("flag, value, requirement", [
+    ("--max-num-seqs", "0", ">= 1"), ("--max-num-seqs", "-4", ">= 1"), ("--max-num-batched-tokens", "0", ">= 1"),
+    ("--long-prefill-token-threshold", "-5", ">= 0"), ("--block-size", "0", "> 0"),
+    ("--tensor-parallel-size", "0", ">= 1"),
+])
+def test_an_out_of_bounds_value_is_the_only_error(tmp_path, flag, value, requirement):
+    errors, _ = check(tmp_path, f"vllm serve /models/tiny \\\n  {flag} {value}\n")
+    assert [e.rule_id for e in errors] == ["VR116"]
+    finding = errors[0]
+    assert f"requires {flag[2:].replace('-', '_')} {requirement}" in finding.message
+    assert finding.vllm_message.startswith("1 validation error for ")
+    assert finding.locations[0].line == 2
+
+
+def test_no_value_is_derived_from_a_refused_one(tmp_path):
+    # before: 'max_num_batched_tokens (-524288) is smaller than max_num_seqs (-4)', a value nobody wrote
+    errors, report = check(tmp_path, "vllm serve /models/tiny --max-num-seqs -4\n")
+    assert all("-524288" not in f.message and "-16384" not in f.message for f in report.findings)
+    assert [e.rule_id for e in errors] == ["VR116"]
+
+
+def test_the_yaml_form_reports_the_same_on_its_line(tmp_path):
+    errors, _ = check(tmp_path, "model: /models/tiny\nmax-num-seqs: 0\n", name="config.yaml")
+    assert [(e.rule_id, e.locations[0].line) for e in errors] == [("VR116", 2)]
+
+
+def test_a_specific_rule_keeps_precedence_over_the_generic_bound(tmp_path):
+    errors, _ = check(tmp_path, "vllm serve /models/tiny --gpu-memory-utilization 90\n", version="0.18.0")
+    assert [e.rule_id for e in errors] == ["VR401"]
