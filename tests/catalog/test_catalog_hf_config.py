@@ -180,3 +180,32 @@ def test_a_family_outside_the_catalog_with_a_gated_shared_expert():
     assert spec.params_total == pytest.approx(14.3e9, rel=0.01)
     assert spec.params_active == pytest.approx(2.7e9, rel=0.01)
     assert spec.sliding_window is None
+
+
+def test_an_ignore_list_that_names_layers_one_by_one_excludes_a_part_only_when_it_covers_every_layer():
+    layers = 32  # the Llama-3.1-8B fixture
+
+    def ignoring(indices):
+        names = [f"model.layers.{i}.self_attn.{p}_proj" for i in indices for p in "qkvo"] + ["lm_head"]
+        return _quant({"quant_method": "compressed-tensors", "ignore": names,
+                       "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}})
+
+    assert set(ignoring(range(layers)).formats) == {"dense_mlp"}
+    half = spec_from_config(_config(quantization_config={
+        "quant_method": "compressed-tensors", "ignore": [f"model.layers.{i}.self_attn.q_proj" for i in range(16)],
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}}),
+        model_id="m", source="s")
+    assert "attention" in half.quantization.formats
+    assert "unquantized in 16 of 32 layers" in half.notes
+
+
+def test_module_names_map_to_the_parts_they_belong_to():
+    from reader.catalog.hf_quant import part_of
+
+    assert part_of("re:.*self_attn.*") == "attention"
+    assert part_of("model.layers.3.linear_attn.in_proj_qkvz") == "linear_mixer"
+    assert part_of("backbone.layers.3.mixer.q_proj") == "attention"
+    assert part_of("model.layers.1.mlp.shared_experts.gate_proj") == "shared_experts"
+    assert part_of("model.layers.2.mlp.experts.3.up_proj") == "experts"
+    assert part_of("model.layers.0.mlp") == "dense_mlp"
+    assert part_of("re:.*mlp.gate$") == part_of("gate") == part_of("vision_model.encoder") == "outside"
