@@ -36,10 +36,12 @@ def register(app: typer.Typer) -> None:
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
+        metrics: Annotated[Optional[list[str]], typer.Option(
+            "--metrics", help="A running server's metrics to set the prediction beside: its /metrics URL, saved "
+                              "scrapes, or an `observe --format json` report.")] = None,
     ) -> None:
         """Diagnose a vLLM config: the limiting default, the evidence, and re-simulated changes."""
         from ..diagnose.run import diagnose as run_diagnosis
-        from ..diagnose.scenario import slos_from
         from ..errors import ReaderError
         from ..render.report import render_diagnosis
 
@@ -49,9 +51,13 @@ def register(app: typer.Typer) -> None:
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
                                slo_ttft_p99, slo_itl_p99)
         resolved = load_and_resolve(config, options)
+        observed = None
+        if metrics:
+            from ..diagnose.observed import observe_for
+            from ..observe.sources import stderr_progress
+            observed = observe_for(resolved, metrics, stderr_progress())
         with located_in(resolved):
-            result = run_diagnosis(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99), modes=chosen,
-                                   whatifs=whatifs, workers=workers)
+            result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
         write_output(render_diagnosis(result, fmt), output)
         if plot:
             from ..render.plots import write_diagnosis_plots

@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         resolved = load_and_resolve(config, options)
         stop_if_vllm_refuses(resolved, config)
         with located_in(resolved):
-            scenario = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+            scenario = build_scenario(resolved, slos_from(resolved))
         if seed is not None:
             from ..sim.api import make_workload
             scenario.workload, scenario.seed = make_workload(scenario.spec, seed), seed

@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
 
         params = parse_params(param, numeric)
         with located_in(resolved):
-            base = build_scenario(resolved, workload, slos_from(resolved, slo_ttft_p99, slo_itl_p99))
+            base = build_scenario(resolved, slos_from(resolved))
         result = run_sweep(base, params, rule_errors, workers)
         write_output(render_sweep(result, fmt), output)
         if plot:

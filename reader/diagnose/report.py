@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..evidence.compare import Comparison
 from ..evidence.model import Evidence
-from .verdict import Verdict
+from ..evidence.verdict import Verdict
 from .metrics import Metrics
 from .whatif import WhatIf
 
@@ -94,6 +94,7 @@ class Diagnosis(BaseModel):
     evidence: Optional[Evidence] = None  # what the baseline simulation saw (the verdict's input)
     # A running server's evidence (its metrics, or its log) and the prediction set beside it, row by row.
     observed: Optional[Evidence] = None
+    observed_verdict: Optional[Verdict] = None  # the same scoring rules on what the server showed
     comparison: Optional[Comparison] = None
     series: Optional[Series] = None
     modes: list[ModeRow] = Field(default_factory=list)

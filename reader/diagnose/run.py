@@ -9,14 +9,16 @@ from .. import __version__
 from ..capacity.figures import GiB
 from ..config.resolve import ResolvedDeployment
 from ..evidence.from_sim import from_simulation
+from ..evidence.verdict import Verdict, decide, note_overload, startup_verdict
+from ..observe.evidence import Observation
 from ..sim.api import SimResult
 from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
 from ..sim.workload import describe
 from .checks import findings_for, rule_errors
-from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
-from .scenario import Scenario, build_scenario
-from .verdict import Verdict, decide, note_overload, startup_verdict
 from .metrics import Metrics
+from .observed import comparison, observed_verdict, observed_workload, with_capacity
+from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
+from .scenario import Scenario, build_scenario, slos_from
 from .whatif import candidates, evaluate_all
 
 MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
@@ -32,10 +34,16 @@ ROW_ORDER = (
 )
 
 
-def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
-             modes: Iterable[str] = (), whatifs: bool = True, workers: Optional[int] = None) -> Diagnosis:
+def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None, modes: Iterable[str] = (),
+             whatifs: bool = True, workers: Optional[int] = None, observed: Optional[Observation] = None) -> Diagnosis:
+    """slos_ms: default, the deployment's own (slos_from). observed: a running server's metrics; the simulation then
+    runs the load they show, and the report sets the two side by side."""
     findings = findings_for(resolved)
-    scenario = build_scenario(resolved, workload, slos_ms)
+    slos_ms = slos_from(resolved) if slos_ms is None else slos_ms
+    spec = generated = None
+    if observed is not None:
+        spec, generated = observed_workload(observed, resolved)
+    scenario = build_scenario(resolved, slos_ms, spec=spec, generated=generated)
     errors = [f for f in findings if f.severity == "error"]
     base_result: Optional[SimResult] = None
     if errors:
@@ -58,7 +66,20 @@ def diagnose(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Option
     for mode in modes if starts else ():
         result = base_result if mode == "chunked" else scenario.run(mode)
         diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
+    if observed is not None:
+        _set_observed(diagnosis, scenario, observed)
     return diagnosis
+
+
+def _set_observed(d: Diagnosis, scenario: Scenario, obs: Observation) -> None:
+    d.observed = obs.evidence
+    d.observed_verdict = observed_verdict(obs, scenario.slos_ms)
+    if d.evidence is not None:
+        d.comparison = comparison(scenario, obs, d.evidence)
+    if d.workload is not None:
+        d.workload.description = scenario.workload.description
+    d.assumptions = [a if not a.startswith("workload: ") else f"workload: {scenario.workload.description}"
+                     for a in d.assumptions]
 
 
 def compute_ridge(r: ResolvedDeployment) -> Optional[float]:
@@ -87,7 +108,7 @@ def _assemble(r: ResolvedDeployment, sc: Scenario, findings: list[FindingRef], v
         starts=starts, verdict=verdict, findings=findings,
         capacity=_capacity_summary(sc), workload=_workload_summary(r, sc), slos_ms=sc.slos_ms,
         baseline=Metrics.of(result, int(sc.capacity.gpu_kv_cache_tokens.value)) if result is not None else None,
-        evidence=from_simulation(result) if result is not None else None,
+        evidence=with_capacity(from_simulation(result), sc) if result is not None else None,
         series=_series(result) if result is not None else None, settings=_settings(r),
         assumptions=_assumptions(r, sc), notes=[n.message for n in r.deployment.notes + r.notes] + sc.notes,
     )

@@ -47,11 +47,10 @@ class Scenario:
                         slos_ms=self.slos_ms or None, keep_requests=keep_requests)
 
 
-def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
-              itl_p99_ms: Optional[float] = None) -> dict[str, float]:
+def slos_from(r: ResolvedDeployment) -> dict[str, float]:
+    """The SLOs the deployment was given (--slo-* options win over the comment block when it is loaded)."""
     ctx = r.deployment.context
-    ttft = ttft_p99_ms if ttft_p99_ms is not None else ctx.slo_ttft_p99_ms
-    itl = itl_p99_ms if itl_p99_ms is not None else ctx.slo_itl_p99_ms
+    ttft, itl = ctx.slo_ttft_p99_ms, ctx.slo_itl_p99_ms
     out = {}
     if ttft:
         out["ttft"] = float(ttft)
@@ -60,10 +59,11 @@ def slos_from(r: ResolvedDeployment, ttft_p99_ms: Optional[float] = None,
     return out
 
 
-def build_scenario(resolved: ResolvedDeployment, workload: Any = None, slos_ms: Optional[dict[str, float]] = None,
+def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None,
                    spec: Any = None, generated: Any = None) -> Scenario:
-    """From a resolved deployment: capacity, step-time model, workload and scheduler settings."""
-    spec = spec if spec is not None else workload_spec(resolved, workload)
+    """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
+    the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
+    spec = spec if spec is not None else workload_spec(resolved)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
     cap = compute_capacity(capacity_request(resolved, generated))
     notes: list[str] = []
@@ -90,7 +90,7 @@ def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -
     # simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size" log line)
     # already divides hybrid models' blocks among their groups.
     block_size = cap.block_size
-    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size + 1
+    blocks = int(cap.gpu_kv_cache_tokens.value) // block_size
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
                      "(V0 scheduled prefills and decodes in separate steps)")

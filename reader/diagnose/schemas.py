@@ -1,6 +1,6 @@
-"""JSON schemas of `diagnose --format json` and `sweep --format json`, generated from the pydantic models.
+"""JSON schemas of `diagnose`, `sweep` and `observe --format json`, generated from the pydantic models.
 
-    python -m reader.diagnose.schemas          # write reader/render/schemas/{diagnosis,sweep}.schema.json
+    python -m reader.diagnose.schemas          # write reader/render/schemas/{diagnosis,sweep,observe}.schema.json
     python -m reader.diagnose.schemas --check  # exit 1 if either is stale (a test runs this)
 """
 from __future__ import annotations
@@ -14,14 +14,18 @@ SCHEMAS = Path(__file__).resolve().parents[1] / "render" / "schemas"
 
 
 def documents() -> dict[Path, str]:
+    from ..observe.report import SCHEMA_VERSION as OBSERVE_VERSION
+    from ..observe.report import ObserveReport
     from .report import SCHEMA_VERSION, Diagnosis
     from .sweep import Sweep
 
     out = {}
-    for name, model, title in (("diagnosis", Diagnosis, "vllm-reader diagnose --format json"),
-                               ("sweep", Sweep, "vllm-reader sweep --format json")):
+    for name, model, title, version in (
+            ("diagnosis", Diagnosis, "vllm-reader diagnose --format json", SCHEMA_VERSION),
+            ("sweep", Sweep, "vllm-reader sweep --format json", SCHEMA_VERSION),
+            ("observe", ObserveReport, "vllm-reader observe --format json", OBSERVE_VERSION)):
         schema: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                                  "$id": f"https://vllm-reader.invalid/schemas/{name}-v{SCHEMA_VERSION}.json",
+                                  "$id": f"https://vllm-reader.invalid/schemas/{name}-v{version}.json",
                                   "title": title, **model.model_json_schema()}
         out[SCHEMAS / f"{name}.schema.json"] = json.dumps(schema, indent=1) + "\n"
     return out

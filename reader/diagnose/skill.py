@@ -22,7 +22,7 @@ def generate(example: str = WORKED_EXAMPLE) -> str:
     from ..versions import parse_version
     from .run import diagnose
     from .scenario import slos_from
-    from .verdict import MIN_SCORE
+    from ..evidence.verdict import MIN_SCORE
 
     ruleset = load_rules()
     rules = sorted(ruleset.rules, key=lambda r: r.id)

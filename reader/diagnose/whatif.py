@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from .metrics import Metrics
 from .scenario import Scenario
 from .trials import RuleErrors, Status, try_changes
-from .verdict import MIN_SCORE, Verdict
+from ..evidence.verdict import MIN_SCORE, Verdict
 
 
 class Candidate(BaseModel):

@@ -19,8 +19,11 @@ from .model import Evidence, Figure
 STEP_TIME = "the step-time model: the GPU, the model or its calibration differ from the server's"
 WORKLOAD = ("the load: arrivals and request lengths are rebuilt from the metrics' histograms (their pairing and "
             "order are not in the metrics)")
-KV_SIZE = "the KV cache: the memory the server had for it differs from the capacity model's (GPU, model or memory terms)"
+KV_SIZE = ("the KV cache: the memory the server had for it differs from the capacity model's (GPU, model or memory "
+           "terms)")
 SCHEDULER = "a scheduler setting, or the number of KV blocks, differs from the server's"
+TIME_AVERAGE = ("a time average, so the step-time model (how fast each burst of work is served, against the pauses "
+                "between them) moves it as much as the scheduler does")
 
 
 class Row(BaseModel):
@@ -82,8 +85,10 @@ ROWS: tuple[_Spec, ...] = (
     _Spec("kv.blocks", "kv", "KV-cache blocks", "", lambda e: e.num_gpu_blocks, 0.0, KV_SIZE, True),
     _Spec("kv.block_size", "kv", "block size", "tokens", lambda e: e.block_size, 0.0, KV_SIZE, True),
     _Spec("kv.tokens", "kv", "KV-cache size", "tokens", lambda e: e.kv_cache_tokens, 0.0, KV_SIZE, True),
-    _Spec("kv.usage_mean", "kv", "KV usage, mean", "%", lambda e: _pct(e.kv_usage_mean), 0.25, SCHEDULER),
+    _Spec("kv.usage_mean", "kv", "KV usage, time average", "%", lambda e: _pct(e.kv_usage_mean), 0.25, TIME_AVERAGE),
     _Spec("kv.usage_peak", "kv", "KV usage, peak", "%", lambda e: _pct(e.kv_usage_peak), None, SCHEDULER),
+    _Spec("kv.time_full", "kv", "time with KV usage at 95% or more", "%",
+          lambda e: _pct(e.fraction_time_kv_above_95pct), None, TIME_AVERAGE),
     _Spec("sched.steps", "scheduling", "engine steps that produced a token", "", lambda e: e.steps_with_output,
           0.05, WORKLOAD, True),
     _Spec("sched.preemptions", "scheduling", "preemptions", "", lambda e: e.preemptions, 0.30, KV_SIZE, True),
@@ -91,7 +96,9 @@ ROWS: tuple[_Spec, ...] = (
           0.10, WORKLOAD),
     _Spec("sched.budget_fill", "scheduling", "token budget used per step, mean", "%",
           lambda e: _pct(e.budget_fill_mean), None, SCHEDULER),
-    _Spec("sched.running_mean", "scheduling", "requests running, mean", "", lambda e: e.running_mean, 0.30, SCHEDULER),
+    _Spec("sched.running_mean", "scheduling", "requests running, time average", "", lambda e: e.running_mean, 0.30,
+          TIME_AVERAGE),
+    _Spec("sched.running_peak", "scheduling", "requests running, peak", "", lambda e: e.running_peak, None, SCHEDULER),
     _Spec("sched.waiting_peak", "scheduling", "requests waiting, peak", "", lambda e: e.waiting_peak or None, None,
           WORKLOAD),
     _Spec("sched.queue_p99", "scheduling", "queueing time P99", "ms", lambda e: e.queue_time_ms.p99, 0.5, STEP_TIME),
@@ -100,7 +107,8 @@ ROWS: tuple[_Spec, ...] = (
     _Spec("latency.itl_median", "latency", "ITL median", "ms", lambda e: e.itl_ms.median, 0.5, STEP_TIME),
     _Spec("latency.itl_p99", "latency", "ITL P99", "ms", lambda e: e.itl_ms.p99, 0.5, STEP_TIME),
     _Spec("latency.e2el_p99", "latency", "end-to-end latency P99", "ms", lambda e: e.e2el_ms.p99, 0.5, STEP_TIME),
-    _Spec("latency.step_mean", "latency", "time per step, mean", "ms", lambda e: e.mean_step_ms, 0.5, STEP_TIME),
+    _Spec("latency.step_mean", "latency", "time per engine step, mean while busy", "ms", lambda e: e.step_ms_mean,
+          0.3, STEP_TIME),
     _Spec("throughput.requests", "throughput", "request throughput", "req/s", lambda e: e.request_throughput, 0.3,
           STEP_TIME),
     _Spec("throughput.output", "throughput", "output throughput", "tok/s", lambda e: e.output_throughput, 0.3,

@@ -1,7 +1,7 @@
 """A simulation's result as Evidence: every step seen, so the sampled state is counted over steps."""
 from __future__ import annotations
 
-from ..sim.result import SimResult
+from ..sim.result import LatencyStats, SimResult
 from .model import Evidence
 
 
@@ -15,6 +15,8 @@ def from_simulation(result: SimResult) -> Evidence:
         duration_s=result.duration_s, num_requests=result.num_requests,
         request_throughput=result.request_throughput, output_throughput=result.output_throughput,
         total_token_throughput=result.total_token_throughput,
+        prompt_tokens=_mean_only(result.completed, result.total_input_tokens),
+        output_tokens=_mean_only(result.completed, result.total_output_tokens),
         prompt_token_share=(result.total_input_tokens / (result.total_input_tokens + result.total_output_tokens)
                             if result.total_input_tokens + result.total_output_tokens else None),
         prompt_tokens_total=result.total_input_tokens, output_tokens_total=result.total_output_tokens,
@@ -25,7 +27,7 @@ def from_simulation(result: SimResult) -> Evidence:
         fraction_time_kv_above_95pct=ev.fraction_time_kv_above_95pct,
         samples=steps, sample_unit="steps",
         max_num_seqs=result.settings.get("max_num_seqs"), token_budget=ev.token_budget,
-        running_mean=ev.running_mean, waiting_peak=ev.waiting_peak, waiting_mean=ev.waiting_mean,
+        running_mean=ev.running_mean, running_peak=ev.running_peak, waiting_peak=ev.waiting_peak, waiting_mean=ev.waiting_mean,
         samples_blocked_by_kv=ev.steps_admission_blocked_by_kv,
         samples_seqs_full_blocks_free=ev.steps_seqs_full_blocks_free,
         samples_stopped_by_budget=stops.get("token_budget", 0) + stops.get("prompt_exceeds_budget", 0),
@@ -33,7 +35,10 @@ def from_simulation(result: SimResult) -> Evidence:
         budget_fill_mean=ev.budget_fill_mean, budget_full_share=ev.steps_budget_full / max(steps, 1),
         mean_tokens_per_step=st.mean_tokens, mean_seqs_per_step=st.mean_seqs,
         ttft_ms=result.ttft_ms, itl_ms=result.itl_ms, tpot_ms=result.tpot_ms, e2el_ms=result.e2el_ms,
-        queue_time_ms=ev.queue_time_ms, step_time=st,
-        mean_step_ms=1000 * result.duration_s / steps if steps else None,
+        queue_time_ms=ev.queue_time_ms, step_time=st, step_ms_mean=st.mean_ms,
         notes=list(result.notes),
     )
+
+
+def _mean_only(count: int, total: int) -> LatencyStats:
+    return LatencyStats(count=count, mean=total / count) if count else LatencyStats()

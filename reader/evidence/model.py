@@ -102,9 +102,10 @@ class Evidence(BaseModel):
     e2el_ms: LatencyStats = Field(default_factory=LatencyStats)
     queue_time_ms: LatencyStats = Field(default_factory=LatencyStats)
 
-    # step times (only a source that times steps)
+    # step times: every step's (a simulation), or the mean while busy (metrics: time over steps, in the intervals
+    # between snapshots in which requests were in the server throughout)
     step_time: Optional[StepTimeEvidence] = None
-    mean_step_ms: Optional[float] = None          # duration / steps
+    step_ms_mean: Optional[float] = None
 
     figures: list[Figure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

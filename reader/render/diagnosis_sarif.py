@@ -27,6 +27,13 @@ def sarif(d: Diagnosis) -> dict[str, Any]:
             rules.setdefault("DX200", {"id": "DX200", "shortDescription": {"text": "a latency SLO is missed"}})
             results.append(_result("DX200", "warning", f"{check.metric.upper()} P99 simulated {check.p99_ms:.1f} ms "
                                    f"exceeds the {check.target_ms:.0f} ms target", d.source, None))
+    if d.comparison is not None:
+        for row in d.comparison.disagreements:
+            rules.setdefault("DX400", {"id": "DX400", "shortDescription": {
+                "text": "the prediction is off from what the running server showed"}})
+            results.append(_result("DX400", "note", f"{row.label}: predicted {row.predicted:g}, observed "
+                                   f"{row.observed:g} {row.unit}".rstrip() + f". Likely: {row.if_off}.", d.source,
+                                   None))
     rules.setdefault("DX300", {"id": "DX300", "shortDescription": {"text": "the limiting default"}})
     line = _line_of(d, _VERDICT_KEYS.get(d.verdict.limit))
     results.append(_result("DX300", "note", f"{d.verdict.default}: {d.verdict.headline}", d.source, line))

@@ -1,27 +1,18 @@
 """Render a Diagnosis: Markdown (Jinja2), JSON (versioned schema) and SARIF."""
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 from ..diagnose.report import Diagnosis
-from ..diagnose.verdict import DEFAULT_NAMES
-from ..errors import ReaderError
+from ..evidence.verdict import DEFAULT_NAMES
 from .charts import Chart, Line, mermaid, thin
+from .evidence_view import view_helpers
+from .formats import render_as
 from .markdown import code, md, render
 
-FORMATS = ("markdown", "json", "sarif")
-
-
 def render_diagnosis(d: Diagnosis, fmt: str = "markdown") -> str:
-    if fmt == "markdown":
-        return markdown(d)
-    if fmt == "json":
-        return json.dumps(d.model_dump(mode="json"), indent=2) + "\n"
-    if fmt == "sarif":
-        from .diagnosis_sarif import sarif
-        return json.dumps(sarif(d), indent=2) + "\n"
-    raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}.", key="--format")
+    from .diagnosis_sarif import sarif
+    return render_as(fmt, d, markdown, sarif)
 
 
 def ms(value: Optional[float]) -> str:
@@ -89,4 +80,4 @@ def markdown(d: Diagnosis) -> str:
     refused = [w for w in d.whatifs if w.status != "simulated"]
     return render("report.md.j2", d=d, verdict_paragraph=verdict_paragraph(d), names=DEFAULT_NAMES,
                   kv_chart=_kv_chart(d), whatif_chart=_whatif_chart(d, simulated), simulated=simulated,
-                  refused=refused, ms=ms, changes=changes_text)
+                  refused=refused, ms=ms, changes=changes_text, **view_helpers())

@@ -175,7 +175,8 @@ def evidence(run: EngineRun, queue: LatencyStats) -> StepEvidence:
         p50, p99 = np.percentile(d, [50, 99])
         spike = d >= p99
         st = StepTimeEvidence(
-            p50_ms=float(p50), p99_ms=float(p99), max_ms=float(d.max()), spike_steps=int(spike.sum()),
+            p50_ms=float(p50), mean_ms=float(d.mean()), p99_ms=float(p99), max_ms=float(d.max()),
+            spike_steps=int(spike.sum()),
             spike_mean_tokens=float(tokens[ran][spike].mean()),
             spike_mean_prefill_tokens=float(prefill[ran][spike].mean()),
             spike_mean_seqs=float(seqs[ran][spike].mean()), mean_tokens=float(tokens[ran].mean()),
@@ -198,6 +199,7 @@ def evidence(run: EngineRun, queue: LatencyStats) -> StepEvidence:
         kv_usage_mean=float((kv * span).sum() / total_time) if total_time > 0 else float(kv.mean()),
         fraction_time_kv_above_95pct=float(span[kv >= 0.95].sum() / total_time) if total_time > 0 else None,
         running_mean=float(np.mean(_column(run.step_running, np.int64))),
+        running_peak=int(_column(run.step_running, np.int64).max()),
         waiting_peak=int(waiting.max()),
         waiting_mean=float(waiting.mean()),
         queue_time_ms=queue,

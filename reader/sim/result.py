@@ -40,6 +40,7 @@ class StepTimeEvidence(BaseModel):
     """Slow steps and what was in them, against the average step."""
 
     p50_ms: float | None = None
+    mean_ms: float | None = None
     p99_ms: float | None = None
     max_ms: float | None = None
     spike_steps: int = 0                  # steps at or above the P99 step time
@@ -69,6 +70,7 @@ class StepEvidence(BaseModel):
     kv_usage_mean: float | None = None
     fraction_time_kv_above_95pct: float | None = None
     running_mean: float | None = None
+    running_peak: int = 0
     waiting_peak: int = 0
     waiting_mean: float | None = None
     queue_time_ms: LatencyStats = Field(default_factory=LatencyStats)

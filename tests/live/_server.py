@@ -86,7 +86,7 @@ def live_server(venv: Path, extra: list[str], log_path: Path, model_dir: Path = 
         _wait_ready(server, ready_timeout)
         yield server
     finally:
-        _stop(process)
+        stop_group(process)
 
 
 def _wait_ready(server: LiveServer, timeout: float) -> None:
@@ -103,13 +103,14 @@ def _wait_ready(server: LiveServer, timeout: float) -> None:
     raise RuntimeError(f"vLLM was not ready after {timeout:.0f} s:\n" + server.log()[-4000:])
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop_group(process: subprocess.Popen, timeout: float = 30.0) -> None:
+    """Stop a process started in its own session, and everything it started: TERM, then KILL."""
     if process.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
     try:
-        process.wait(timeout=30)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)

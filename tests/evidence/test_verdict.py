@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from reader.diagnose.verdict import MIN_SCORE, decide
+from reader.evidence.verdict import MIN_SCORE, decide
 from reader.sim.api import SchedulerSettings, simulate
 from reader.evidence.from_sim import from_simulation
+from reader.evidence.model import Evidence
 from reader.sim.result import LatencyStats, StepTimeEvidence
 
 
@@ -85,3 +86,40 @@ def test_slo_checks_report_the_simulated_p99(quiet_run):
     by_metric = {c.metric: c for c in v.slo}
     assert by_metric["ttft"].met is False and by_metric["itl"].met is True
     assert by_metric["ttft"].p99_ms == quiet_run.ttft_ms.p99
+
+
+# ---- evidence from a server's metrics: the same rules, with what metrics cannot see left unknown ----------
+
+def metrics_evidence(**changes):
+    base = dict(source="metrics", num_requests=80, samples=6, sample_unit="scrapes", running_mean=4.0,
+                itl_ms=LatencyStats(median=5.0, p99=12.0), mean_tokens_per_step=34.0, request_throughput=12.0,
+                output_throughput=900.0)
+    return Evidence(**{**base, **changes})
+
+
+def test_preemptions_count_per_request_when_the_source_cannot_tell_preempted_requests():
+    v = decide(metrics_evidence(preemptions=15, waiting_peak=70, samples_blocked_by_kv=3), {}, None)
+    assert v.limit == "kv_memory"
+    assert v.signals[0].evidence[0] == "15 preemptions in 80 finished requests"
+    assert "3 scrapes" in v.headline
+
+
+def test_unknown_max_num_seqs_is_said_and_scores_nothing():
+    v = decide(metrics_evidence(waiting_peak=40), {}, None)
+    admission = next(s for s in v.signals if s.limit == "admission")
+    assert admission.score == 0 and "not known" in admission.evidence[0]
+
+
+def test_without_step_times_a_long_itl_tail_needs_requests_running_together():
+    tail = LatencyStats(median=5.0, p99=60.0)
+    alone = decide(metrics_evidence(itl_ms=tail, running_mean=1.0, prompt_token_share=0.9), {}, None)
+    assert alone.limit == "load"
+    together = decide(metrics_evidence(itl_ms=tail, running_mean=6.0, prompt_token_share=0.9), {}, None)
+    signal = next(s for s in together.signals if s.limit == "budget_large")
+    assert signal.score > 0 and "not known" in signal.evidence[1]
+
+
+def test_no_bound_is_claimed_without_the_gpu():
+    v = decide(metrics_evidence(), {}, None)
+    assert v.limit == "load" and v.bound is None
+    assert v.headline.endswith("steps carry 34 tokens on average")

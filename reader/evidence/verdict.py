@@ -14,7 +14,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from ..evidence.model import Evidence
+from .model import Evidence
 
 Limit = Literal["startup", "kv_memory", "admission", "budget_small", "budget_large", "gpu", "load"]
 
@@ -156,20 +156,26 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
     bound: Optional[Literal["compute", "bandwidth"]] = None
     if ridge is not None:
         bound = "compute" if mean_tokens >= ridge else "bandwidth"
-    how = f"{bound}-bound at" if bound else "with"
+    steps = (f"steps are {bound}-bound at {mean_tokens:.0f} tokens per step" if bound
+             else f"steps carry {mean_tokens:.0f} tokens on average")
     if not ev.requests_waited:
         limit: Limit = "load"
         headline = (f"no request ever waited: the offered load ({ev.request_throughput or 0:.2f} req/s) is below what "
-                    f"this deployment can serve; steps are {how} {mean_tokens:.0f} tokens per step")
+                    f"this deployment can serve; {steps}")
     else:
         limit = "gpu"
-        headline = (f"requests queue, yet no scheduler limit binds: the GPU is the limit, {how} "
-                    f"{mean_tokens:.0f} tokens per step" + (f" (the compute ridge is ~{ridge:.0f})" if ridge else ""))
-    step_ms = ev.step_time.p50_ms if ev.step_time is not None else ev.mean_step_ms
-    seqs = ev.mean_seqs_per_step if ev.mean_seqs_per_step is not None else ev.running_mean
+        headline = ("requests queue, yet no scheduler limit binds: the GPU is the limit, "
+                    + (f"{bound}-bound at {mean_tokens:.0f} tokens per step" if bound
+                       else f"at {mean_tokens:.0f} tokens per step")
+                    + (f" (the compute ridge is ~{ridge:.0f})" if ridge else ""))
+    if ev.step_time is not None:
+        step = (f"mean step {_ms(ev.step_time.p50_ms)} for {mean_tokens:.0f} tokens and "
+                f"{ev.mean_seqs_per_step or 0:.0f} requests")
+    else:  # without step times, a decode's inter-token latency is about one step
+        step = (f"ITL median {_ms(ev.itl_ms.median)} (about one step) for {mean_tokens:.0f} tokens and "
+                f"{ev.running_mean or 0:.0f} requests running")
     own = Signal(limit=limit, score=1.0 - max(s.score for s in signals),
-                 evidence=[f"mean step {_ms(step_ms)} for {mean_tokens:.0f} tokens and {seqs or 0:.0f} requests",
-                           f"output throughput {ev.output_throughput or 0:,.0f} tok/s"])
+                 evidence=[step, f"output throughput {ev.output_throughput or 0:,.0f} tok/s"])
     return Verdict(limit=limit, default=DEFAULT_NAMES[limit], headline=headline, signals=[own] + signals, slo=slo,
                    bound=bound)
 

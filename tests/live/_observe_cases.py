@@ -1,0 +1,16 @@
+"""The servers and loads of the observe live tests and of the fixtures recorded from them
+(tools/record_observe_fixtures.py): one definition, so a fresh live run and a recording mean the same thing."""
+from __future__ import annotations
+
+COMMON = ["--max-num-seqs", "16", "--max-num-batched-tokens", "512", "--no-enable-prefix-caching",
+          "--skip-tokenizer-init", "--max-model-len", "2048"]
+# 24 blocks of 128 tokens (the CPU backend's block size) for up to 16 requests of 100-700 prompt tokens.
+CONSTRAINED = ["--num-gpu-blocks-override", "24", *COMMON]
+# The CPU backend's default KV cache (VLLM_CPU_KVCACHE_SPACE=1 GiB: 8,192 blocks for the tiny model).
+LIGHT = COMMON
+SETTINGS = {"max_num_seqs": 16, "max_num_batched_tokens": 512}
+
+# One burst's preemptions vary with the order its requests arrive in (9 to 15 for the same 80 lengths; five
+# bursts: 45 to 65 over four runs): eight bursts make the total steady enough for the 30% check.
+BURSTS = {"seed": 11, "bursts": 8, "count": 80, "prompt": (100, 700), "output": (16, 128), "pause_s": 3.0}
+PACED = {"seed": 12, "count": 12, "prompt": (100, 400), "output": (16, 32), "gap_s": 1.0}

@@ -1,0 +1,74 @@
+"""The load a server's metrics show, as requests to simulate: lengths from histograms, arrivals from snapshots."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from reader.errors import ReaderError
+from reader.observe.evidence import HistogramData, Interval, ObservedLoad
+from reader.observe.histogram import Histogram
+from reader.observe.load import workload
+
+
+def uniform_histogram(values: np.ndarray, bounds=(10, 20, 50, 100, 200, 500, 1000, 2000)) -> Histogram:
+    return Histogram(bounds=tuple(float(b) for b in bounds) + (math.inf,),
+                     counts=tuple(float((values <= b).sum()) for b in bounds) + (float(values.size),),
+                     total=float(values.sum()), count=float(values.size))
+
+
+def test_quantiles_interpolate_inside_buckets_as_prometheus_does():
+    h = Histogram(bounds=(1.0, 2.0, 4.0, math.inf), counts=(0.0, 50.0, 100.0, 100.0), total=250.0, count=100.0)
+    assert h.quantile(0.5) == 2.0
+    assert h.quantile(0.75) == 3.0
+    assert h.mean == 2.5
+    tail = Histogram(bounds=(1.0, math.inf), counts=(10.0, 20.0), total=0, count=20.0)
+    assert tail.quantile(0.99) == 1.0       # the +Inf bucket answers with the last finite bound
+
+
+def test_spread_values_fill_the_buckets_as_counted_and_keep_the_exact_mean():
+    truth = np.random.default_rng(3).integers(100, 701, size=80)
+    h = uniform_histogram(truth)
+    values = h.spread(80)
+    assert values.mean() == pytest.approx(truth.mean())
+    rebuilt = uniform_histogram(np.rint(values))
+    assert rebuilt.counts[:-1] == pytest.approx(h.counts[:-1], abs=1)
+    # the top bucket (500, 1000] holds values of 500-700: they stay near its bottom, as the exact sum says
+    assert values.max() < 760
+
+
+def test_a_burst_that_queued_arrives_at_once_and_paced_requests_spread_over_their_intervals():
+    lengths = HistogramData(bounds=[100, 200, 500], counts=[0, 40, 80], total=80 * 250, count=80)
+    burst = ObservedLoad(num_requests=80, span_s=9.0, prompt_len=lengths, output_len=lengths,
+                         intervals=[Interval(start=0, end=1, arrived=80, steps=100, waiting_at_end=70),
+                                    Interval(start=1, end=2, arrived=0, steps=200)])
+    spec, wl = workload(burst)
+    assert wl.num_requests == 80 and not wl.arrival.any()
+    assert spec.arrival.process == "burst"
+    assert "all at once" in wl.description
+    paced = burst.model_copy(update={"intervals": [Interval(start=t, end=t + 10, arrived=40, steps=300)
+                                                   for t in (0, 10)]})
+    _, wl = workload(paced)
+    assert wl.arrival.min() == 0 and 9 < np.median(wl.arrival) < 11 and wl.arrival.max() < 20
+
+
+def test_pairing_and_order_are_drawn_by_seed():
+    lengths = HistogramData(bounds=[10, 100, 1000], counts=[5, 30, 60], total=60 * 200, count=60)
+    load = ObservedLoad(num_requests=60, span_s=5, prompt_len=lengths, output_len=lengths)
+    a, b, c = (workload(load, seed=s)[1] for s in (0, 0, 1))
+    assert (a.prompt_len == b.prompt_len).all() and (a.output_len == b.output_len).all()
+    assert not (a.prompt_len == c.prompt_len).all()
+    assert sorted(a.prompt_len) == sorted(c.prompt_len)
+
+
+def test_lengths_are_capped_by_max_model_len():
+    lengths = HistogramData(bounds=[1000, 2000], counts=[0, 10], total=10 * 1900, count=10)
+    _, wl = workload(ObservedLoad(num_requests=10, span_s=1, prompt_len=lengths, output_len=lengths),
+                     max_model_len=2048)
+    assert (wl.prompt_len < 2048).all() and (wl.prompt_len + wl.output_len <= 2048).all()
+
+
+def test_no_finished_request_is_no_load_to_simulate():
+    with pytest.raises(ReaderError, match="no request finished"):
+        workload(ObservedLoad(num_requests=0, span_s=10))
