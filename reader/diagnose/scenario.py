@@ -14,7 +14,7 @@ from ..config.edit import with_flags
 from ..config.model import Deployment
 from ..config.resolve import ResolvedDeployment, resolve
 from ..pipeline import capacity_request, step_time_model, workload_spec
-from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, make_workload, simulate
+from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, Workload, make_workload, simulate
 
 # Acceptance rate per drafted token when the workload does not say: a round middle-of-the-road figure
 # per method family (published acceptance varies from ~0.3 to ~0.8 with model, data and k). Stated in
@@ -73,11 +73,41 @@ def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, flo
                     notes=notes, seed=spec.seed)
 
 
-def rebuild(base: Scenario, changes: dict[str, Any]) -> Scenario:
-    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs)."""
-    deployment: Deployment = with_flags(base.resolved.deployment, changes)
+@dataclass(frozen=True)
+class Change:
+    """What one trial changes: vLLM flags, and (for a plan) the GPU type and count and the traffic one
+    replica sees. None keeps the base's."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    gpu: Optional[str] = None
+    gpu_count: Optional[int] = None
+    workload: Any = None  # a WorkloadSpec (drawn with its own seed) or a Workload (concrete requests)
+
+
+def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
+    """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs unless the
+    Change gives another GPU or workload)."""
+    change = changes if isinstance(changes, Change) else Change(flags=changes)
+    deployment: Deployment = with_flags(base.resolved.deployment, change.flags)
+    if change.gpu is not None or change.gpu_count is not None:
+        context = deployment.context.model_copy(update=_hardware(change))
+        deployment = deployment.model_copy(update={"context": context})
     resolved = resolve(deployment, model_override=_override(base.resolved))
-    return build_scenario(resolved, slos_ms=base.slos_ms, spec=base.spec, generated=base.workload)
+    spec, generated = base.spec, base.workload
+    if isinstance(change.workload, Workload):
+        generated = change.workload
+    elif change.workload is not None:
+        spec, generated = change.workload, make_workload(change.workload, change.workload.seed)
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=spec, generated=generated)
+
+
+def _hardware(change: Change) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if change.gpu is not None:
+        out.update(gpu=change.gpu, gpu_origin="cli")
+    if change.gpu_count is not None:
+        out.update(gpu_count=change.gpu_count, gpu_count_origin="cli")
+    return out
 
 
 def _override(r: ResolvedDeployment) -> Optional[str]:

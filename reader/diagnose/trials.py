@@ -1,7 +1,8 @@
 """Trying changes: each set of flags re-resolved, checked, sized and simulated, in parallel processes.
 
-Shared by the what-ifs and the sweep. The base scenario reaches the workers by fork (a module global
-set before the pool starts), so only the changes travel to them.
+Shared by the what-ifs, the sweep and the plan (whose changes also move the GPU type and count and
+the traffic one replica sees). The base scenario reaches the workers by fork (a module global set
+before the pool starts), so only the changes travel to them.
 """
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any, Callable, Literal, Optional
 from pydantic import BaseModel
 
 from ..errors import ReaderError
+from ..evidence.from_sim import from_simulation
+from ..evidence.model import Evidence
 from .metrics import Metrics
-from .scenario import Scenario, rebuild
+from .scenario import Change, Scenario, rebuild
 
 RuleErrors = Callable[[Any], list[str]]
 Status = Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
@@ -24,12 +27,13 @@ class Trial(BaseModel):
     status: Status
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
+    evidence: Optional[Evidence] = None  # what limited the simulated run, step by step
 
 
 _BASE: Optional[Scenario] = None
 
 
-def try_changes(base: Scenario, changes: list[dict[str, Any]], rule_errors: RuleErrors,
+def try_changes(base: Scenario, changes: "list[dict[str, Any]] | list[Change]", rule_errors: RuleErrors,
                 workers: Optional[int] = None, skip_no_effect: bool = False) -> list[Trial]:
     """One Trial per set of changes. skip_no_effect: a change that leaves the simulation's inputs as
     they were is reported as "no_effect" instead of simulated again (the what-ifs, which already
@@ -47,24 +51,35 @@ def try_changes(base: Scenario, changes: list[dict[str, Any]], rule_errors: Rule
         _BASE = None
 
 
-def _trial(job: tuple[dict[str, Any], RuleErrors, bool]) -> Trial:
+def _trial(job: tuple["dict[str, Any] | Change", RuleErrors, bool]) -> Trial:
     changes, rule_errors, skip_no_effect = job
     base = _BASE
     assert base is not None
-    try:
-        scenario = rebuild(base, changes)
-    except ReaderError as err:
-        return Trial(status="invalid", why_not=err.message)
-    errors = rule_errors(scenario.resolved)
-    if errors:
-        return Trial(status="rejected_by_rules", why_not="; ".join(errors))
-    if not scenario.starts:
-        return Trial(status="does_not_start", why_not=scenario.capacity.startup_error.message)
+    scenario, refused = prepare(base, changes, rule_errors)
+    if refused is not None:
+        return refused
     if skip_no_effect and same_simulation(base, scenario):
         return Trial(status="no_effect", why_not="the KV blocks, scheduler settings and step times come out the same "
                                                  "(every request of the workload fits either way)")
     result = scenario.run()
-    return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)))
+    return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)),
+                 evidence=from_simulation(result))
+
+
+def prepare(base: Scenario, changes: "dict[str, Any] | Change", rule_errors: RuleErrors
+            ) -> tuple[Optional[Scenario], Optional[Trial]]:
+    """The changed scenario, ready to simulate; or the Trial that says why it cannot be (the change is
+    invalid, vLLM's rules refuse it, or it would not start)."""
+    try:
+        scenario = rebuild(base, changes)
+    except ReaderError as err:
+        return None, Trial(status="invalid", why_not=err.message)
+    errors = rule_errors(scenario.resolved)
+    if errors:
+        return scenario, Trial(status="rejected_by_rules", why_not="; ".join(errors))
+    if not scenario.starts:
+        return scenario, Trial(status="does_not_start", why_not=scenario.capacity.startup_error.message)
+    return scenario, None
 
 
 def same_simulation(a: Scenario, b: Scenario) -> bool:

@@ -57,6 +57,19 @@ def mermaid(chart: Chart) -> str:
     return "\n".join(out)
 
 
+def quadrant(chart: Chart, dots: list[tuple[str, float, float]], x_range: tuple[float, float],
+             y_range: tuple[float, float], x_unit: str, y_unit: str) -> str:
+    """A Mermaid `quadrantChart` used as a labelled scatter: each dot (name, x, y) with x and y scaled to 0..1
+    over the ranges, which the axis labels state."""
+    out = ["```mermaid", "quadrantChart", f"    title {_plain(chart.title)}",
+           f"    x-axis {_plain(chart.x_label)} {_fmt(x_range[0])} {x_unit} --> {_fmt(x_range[1])} {x_unit}",
+           f"    y-axis {_plain(chart.y_label)} {_fmt(y_range[0])} --> {_fmt(y_range[1])} {y_unit}"]
+    for name, x, y in dots:
+        out.append(f"    {_plain(name)}: [{min(max(x, 0.0), 1.0):.3f}, {min(max(y, 0.0), 1.0):.3f}]")
+    out.append("```")
+    return "\n".join(out)
+
+
 def _plain(text: str) -> str:
     return "".join(ch for ch in str(text) if ch not in '"`[]\n\r')
 

@@ -12,7 +12,7 @@ from reader.config.load import load_deployment
 from reader.config.resolve import resolve
 from reader.diagnose.report import SCHEMA_VERSION
 from reader.diagnose.run import diagnose
-from reader.diagnose.schemas import documents
+from reader.render.json_schemas import documents
 from reader.render.markdown import code, md
 from reader.render.report import render_diagnosis
 
@@ -62,7 +62,7 @@ def test_json_report_validates_against_the_shipped_schema(small_diagnosis):
 
 def test_shipped_schemas_are_current():
     for path, text in documents().items():
-        assert path.read_text() == text, f"{path.name} is stale: python -m reader.diagnose.schemas"
+        assert path.read_text() == text, f"{path.name} is stale: python -m reader.render.json_schemas"
 
 
 def test_sarif_report_is_valid_sarif_2_1_0(small_diagnosis):

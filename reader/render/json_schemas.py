@@ -1,7 +1,7 @@
-"""JSON schemas of `diagnose`, `sweep` and `observe --format json`, generated from the pydantic models.
+"""JSON schemas of `diagnose`, `sweep`, `observe` and `plan --format json`, generated from the pydantic models.
 
-    python -m reader.diagnose.schemas          # write reader/render/schemas/{diagnosis,sweep,observe}.schema.json
-    python -m reader.diagnose.schemas --check  # exit 1 if either is stale (a test runs this)
+    python -m reader.render.json_schemas          # write reader/render/schemas/{diagnosis,sweep,observe,plan}.schema.json
+    python -m reader.render.json_schemas --check  # exit 1 if either is stale (a test runs this)
 """
 from __future__ import annotations
 
@@ -10,20 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "render" / "schemas"
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
 
 def documents() -> dict[Path, str]:
+    from ..diagnose.report import SCHEMA_VERSION, Diagnosis
+    from ..diagnose.sweep import Sweep
     from ..observe.report import SCHEMA_VERSION as OBSERVE_VERSION
     from ..observe.report import ObserveReport
-    from .report import SCHEMA_VERSION, Diagnosis
-    from .sweep import Sweep
+    from ..plan.result import SCHEMA_VERSION as PLAN_VERSION, Plan
 
     out = {}
-    for name, model, title, version in (
-            ("diagnosis", Diagnosis, "vllm-reader diagnose --format json", SCHEMA_VERSION),
-            ("sweep", Sweep, "vllm-reader sweep --format json", SCHEMA_VERSION),
-            ("observe", ObserveReport, "vllm-reader observe --format json", OBSERVE_VERSION)):
+    for name, model, title, version in (("diagnosis", Diagnosis, "vllm-reader diagnose --format json", SCHEMA_VERSION),
+                                        ("sweep", Sweep, "vllm-reader sweep --format json", SCHEMA_VERSION),
+                                        ("observe", ObserveReport, "vllm-reader observe --format json", OBSERVE_VERSION),
+                                        ("plan", Plan, "vllm-reader plan --format json", PLAN_VERSION)):
         schema: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                                   "$id": f"https://vllm-reader.invalid/schemas/{name}-v{version}.json",
                                   "title": title, **model.model_json_schema()}

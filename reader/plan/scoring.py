@@ -1,0 +1,62 @@
+"""How one simulation stands against the SLOs: margin, overload, the order of candidates, the Pareto front."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from . import result as R
+
+OVERLOADED = 1.1  # offered / completed requests per second above which a growing queue counts as overload
+
+
+def p99(m: Any, metric: str) -> Optional[float]:
+    return m.ttft_p99_ms if metric == "ttft" else m.itl_p99_ms
+
+
+def overload(load: float, m: Any, evidence: Any) -> Optional[float]:
+    """offered / completed requests per second where the queue grew (a tenth of the requests waited at
+    once, and arrivals outran completions by a tenth); None where the replica keeps up. A stable run also
+    completes a little slower than requests arrive, because it ends one drain after the last arrival."""
+    ratio = load / m.request_throughput
+    queue_grew = evidence is not None and evidence.waiting_peak >= 0.1 * max(m.completed, 1)
+    return ratio if queue_grew and ratio >= OVERLOADED else None
+
+
+def margin(m: Any, slos: dict[str, float], overload: Optional[float]) -> float:
+    """min over the SLOs of target / P99 (>= 1 where every one is met); without SLOs, how far below the
+    load the completions keep up."""
+    ratios = []
+    for metric, target in slos.items():
+        tail = p99(m, metric)
+        ratios.append(target / tail if tail else (math.inf if tail == 0 else 0.0))
+    if not ratios:
+        return OVERLOADED / overload if overload else 1.0
+    return min(ratios)
+
+
+def score(p: R.Point) -> tuple:
+    """At one load: meeting the SLOs first, then the margin to them, then output throughput."""
+    m = p.metrics
+    return (bool(p.meets_slos), round(p.margin or 0.0, 4), round(m.output_throughput, 1) if m else 0.0)
+
+
+def miss_words(p: R.Point, slos: dict[str, float]) -> str:
+    if p.metrics is None:
+        return p.why_not or p.status
+    parts = [f"{metric.upper()} P99 {p99(p.metrics, metric):,.0f} ms > {target:g} ms" for metric, target in slos.items()
+             if p99(p.metrics, metric) is not None and p99(p.metrics, metric) > target]
+    if p.overload and p.overload >= OVERLOADED:
+        parts.append(f"arrivals {p.overload:.1f}x what it completes")
+    return ", ".join(parts) or "the SLOs"
+
+
+def mark_pareto(points: list[R.Point]) -> None:
+    """Pareto front over output tok/s per GPU (up), ITL P99 and TTFT P99 (down)."""
+    done = [p for p in points if p.metrics is not None and p.metrics.completed and p.output_per_gpu is not None]
+
+    def objectives(p: R.Point) -> tuple[float, float, float]:
+        return (-p.output_per_gpu, p.metrics.itl_p99_ms or math.inf, p.metrics.ttft_p99_ms or math.inf)
+
+    for p in done:
+        mine = objectives(p)
+        p.pareto = not any(all(a <= b for a, b in zip(objectives(q), mine)) and objectives(q) != mine for q in done)
