@@ -66,7 +66,7 @@ def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, flo
     spec = spec if spec is not None else workload_spec(resolved)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
     cap = compute_capacity(capacity_request(resolved, generated))
-    notes: list[str] = []
+    notes: list[str] = list(cap.warnings)  # parts of the model the memory figures leave out, said plainly
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
                     step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
@@ -121,6 +121,10 @@ def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -
     # already divides hybrid models' blocks among their groups.
     block_size = cap.block_size
     blocks = int(cap.gpu_kv_cache_tokens.value) // block_size
+    configured = v("block_size") or 16
+    if block_size != configured:
+        notes.append(f"KV blocks of {block_size} tokens, not {configured}: vLLM raises the attention block size of a "
+                     "hybrid model so that one page holds a layer's recurrent state (the capacity command shows the sum)")
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
                      "(V0 scheduled prefills and decodes in separate steps)")

@@ -267,3 +267,22 @@ def test_gpt2_mlp_has_two_matrices_in_the_step_time_model():
     stm = StepTimeModel(model("distilbert/distilgpt2"), get_gpu("L4"))
     assert [g.name for g in stm.shapes.dense_mlp] == ["up", "down"]
     assert stm(batch([1] * 4, [100] * 4)) > 0
+
+
+def _diagnose(corpus_file: str, folder: str):
+    from reader.config.from_cli import load_and_resolve, load_options
+    from reader.diagnose.run import diagnose
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / corpus_file
+    options = load_options(workload="{preset: chat, num_requests: 30}", model=str(MODELS / folder))
+    return diagnose(load_and_resolve(str(corpus), options), whatifs=False)
+
+
+def test_diagnose_says_the_hybrid_block_size_and_what_a_multimodal_model_leaves_out():
+    d = _diagnose("recipes_qwen3-next_mtp.sh", "Qwen/Qwen3-Next-80B-A3B-Instruct")
+    raised = [n for n in d.notes if n.startswith("KV blocks of ")]
+    assert len(raised) == 1 and "not 16" in raised[0] and "recurrent state" in raised[0]
+    d = _diagnose("skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml",
+                  "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")
+    assert any(n.startswith("multimodal model: the vision/audio encoder's weights") for n in d.notes)
+    assert not any(n.startswith("KV blocks of ") for n in d.notes)
