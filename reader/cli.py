@@ -16,7 +16,7 @@ from .errors import outcome
 
 COMMAND_MODULES = (
     "diagnose", "check", "explain", "rules", "capacity", "step_time",
-    "simulate", "replay", "sweep", "plan", "catalog", "skill", "observe",
+    "simulate", "replay", "sweep", "plan", "catalog", "skill", "observe", "read_log",
 )
 
 

@@ -48,7 +48,10 @@ def context_stats(workload: Any) -> tuple[float, float, float]:
     return float(total.mean()), float(np.percentile(total, 99)), float(total.std())
 
 
-def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
+def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool = True,
+                     kv_correction: tuple[float, str] = (0.0, "")) -> Any:
+    """measured: a deployment read from a vLLM log uses what the log measured instead of estimates.
+    kv_correction: bytes added to the estimated KV memory, and why (a what-if of a logged deployment)."""
     from .capacity.api import CapacityRequest
 
     model = r.require_model()
@@ -63,7 +66,7 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
     spec = r.speculative
     try:
         return CapacityRequest(
-            model=model, gpu=r.require_gpu(), vllm_version=r.version, engine=r.engine,
+            model=model, gpu=r.require_gpu(), vllm_version=_release(r), engine=r.engine,
             tensor_parallel_size=v("tensor_parallel_size") or 1, pipeline_parallel_size=v("pipeline_parallel_size") or 1,
             data_parallel_size=v("data_parallel_size") or 1, enable_expert_parallel=bool(v("enable_expert_parallel")),
             pp_layer_partition=tuple(int(x) for x in partition.split(",")) if partition else None,
@@ -82,9 +85,18 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None) -> Any:
             enable_prefix_caching=bool(v("enable_prefix_caching")),
             decode_context_parallel_size=r.deployment.serving.decode_context_parallel_size or 1,
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
+            kv_correction_bytes=kv_correction[0], kv_correction_how=kv_correction[1],
+            **(_logged_memory(r) if measured else {}),
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)
         raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
+
+
+def _logged_memory(r: ResolvedDeployment) -> dict:
+    if r.deployment.log is None:
+        return {}
+    from .logs.terms import measured_terms
+    return measured_terms(r.deployment.log).capacity_fields()
 
 
 def step_time_model(r: ResolvedDeployment) -> Any:
@@ -115,3 +127,20 @@ def optional_workload(r: ResolvedDeployment, override: Optional[str]) -> Any:
         return None
     from .sim.workload import generate
     return generate(workload_spec(r, override))
+
+
+def _release(r: ResolvedDeployment) -> str:
+    """The release the memory behaviour follows: the one asked for when it is a release inside the tables' span
+    (its flag table may be an older checked tag: 0.6.5 reads with 0.6.3's, but profiles memory as 0.6.5 did,
+    tests/logs/test_logs_memory_fit.py), else the checked tag."""
+    from .versions import format_version, known_versions, parse_version
+
+    asked = r.deployment.context.vllm_version
+    try:
+        parsed = parse_version(asked) if asked else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed < known_versions()[0]:
+        return r.version
+    return format_version(parsed)
+

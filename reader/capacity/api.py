@@ -68,6 +68,12 @@ class CapacityRequest(BaseModel):
     activation_peak_bytes: Optional[int] = None  # 'torch peak memory increase'
     non_torch_bytes: Optional[int] = None  # 'non-torch forward increase memory'
     cudagraph_memory_bytes: Optional[int] = None
+    total_memory_bytes: Optional[int] = Field(None, gt=0)  # the device's total as the log printed it
+    available_kv_bytes: Optional[int] = None  # 'Available KV cache memory: X GiB'
+    measured_source: str = "given in the request"  # where the measured figures above come from
+    # A what-if of a logged deployment: its estimate is moved by what the log measured at the logged settings
+    kv_correction_bytes: float = 0.0
+    kv_correction_how: str = ""
     # Workload, for concurrency at typical lengths and fragmentation
     workload_mean_context: Optional[float] = Field(None, gt=0)
     workload_p99_context: Optional[float] = Field(None, gt=0)
@@ -248,6 +254,7 @@ def _facts(version, engine: str, notes: list[str]) -> dict[str, Fact]:
              "kv_tokens_report")
     facts = {n: behaviour(n, version) for n in names}
     facts["utilization_scope"] = behaviour("utilization_scope", version, engine)
+    facts["non_torch_estimate"] = behaviour("non_torch_estimate", version, engine)
     for n, f in facts.items():
         notes.append(f"{n} = {f.value} ({f.source}{'' if f.verified else '; version boundary not verified'})")
     return facts
@@ -256,15 +263,18 @@ def _facts(version, engine: str, notes: list[str]) -> dict[str, Fact]:
 def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout, facts, engine: str,
                    notes: list[str]) -> WorkerMemory:
     m = req.model
-    total = Figure(value=st.gpu.memory_bytes, unit="bytes", how=f"{st.gpu.id}: {gib(st.gpu.memory_bytes)} as torch reports it",
-                   source=st.gpu.source)
-    req_fig = requested_bytes(st.gpu, req.gpu_memory_utilization)
+    gpu = st.gpu if req.total_memory_bytes is None else st.gpu.model_copy(update={"memory_bytes": req.total_memory_bytes})
+    total = Figure(value=gpu.memory_bytes, unit="bytes", how=f"{gpu.id}: {gib(gpu.memory_bytes)} as torch reports it"
+                   + (" (measured)" if req.total_memory_bytes is not None else ""),
+                   source=req.measured_source if req.total_memory_bytes is not None else gpu.source)
+    req_fig = requested_bytes(gpu, req.gpu_memory_utilization)
     world = req.tensor_parallel_size * req.pipeline_parallel_size * req.data_parallel_size
-    weights = _given(req.weights_bytes, "weights (measured, given)") or weights_bytes(m, shapes, st, req.pipeline_parallel_size)
+    weights = _given(req.weights_bytes, "weights (measured)", req) or weights_bytes(m, shapes, st, req.pipeline_parallel_size)
     moe_factor = req.data_parallel_size if m.moe is not None else 1
-    act = _given(req.activation_peak_bytes, "activation peak (measured, given)") or activation_peak(
+    act = _given(req.activation_peak_bytes, "activation peak (measured)", req) or activation_peak(
         m, shapes, st, req.max_num_batched_tokens, req.max_num_seqs, moe_factor)
-    nt = _given(req.non_torch_bytes, "non-torch memory (measured, given)") or non_torch_bytes(world)
+    nt = _given(req.non_torch_bytes, "non-torch memory (measured)", req) or non_torch_bytes(
+        world, facts["non_torch_estimate"].value)
     graphs = _graph_figure(req, st, facts, engine)
     global_scope = facts["utilization_scope"].value == "global"
     other = Figure(value=req.other_process_memory_bytes if global_scope else 0, unit="bytes",
@@ -276,6 +286,9 @@ def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout
     if req.kv_cache_memory_bytes is not None:
         avail = float(req.kv_cache_memory_bytes)
         avail_how = f"kv_cache_memory_bytes {gib(avail)} (profiling result and utilization ignored)"
+    elif req.available_kv_bytes is not None:
+        avail = float(req.available_kv_bytes)
+        avail_how = f"measured: vLLM logged 'Available KV cache memory' {gib(avail)} ({req.measured_source})"
     else:
         avail = req_fig.value - weights.value - act.value - nt.value - graphs.value - other.value + offload
         avail_how = (f"{gib(req_fig.value)} requested - weights {gib(weights.value)} - activation peak "
@@ -283,7 +296,12 @@ def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout
                      + (f" - CUDA graphs {gib(graphs.value)}" if graphs.value else "")
                      + (f" - other processes {gib(other.value)}" if other.value else "")
                      + (f" + cpu_offload {gib(offload)}" if offload else ""))
-    avail_fig = Figure(value=avail, unit="bytes", how=avail_how, estimated=req.kv_cache_memory_bytes is None,
+        if req.kv_correction_bytes:
+            avail += req.kv_correction_bytes
+            avail_how += f" {'+' if req.kv_correction_bytes >= 0 else '-'} {gib(abs(req.kv_correction_bytes))} " \
+                         f"({req.kv_correction_how})"
+    measured = req.kv_cache_memory_bytes is not None or req.available_kv_bytes is not None
+    avail_fig = Figure(value=avail, unit="bytes", how=avail_how, estimated=not measured,
                        source="vllm/v1/worker/gpu_worker.py determine_available_memory 350-470 @ v0.18.0")
     blocks, blocks_how = _blocks(req, layout, avail, engine)
     need = layout.request_bytes(req.max_model_len, req.max_num_batched_tokens)
@@ -311,7 +329,7 @@ def _graph_figure(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Fi
     src = facts["cudagraph_memory_subtracted"]
     if req.cudagraph_memory_bytes is not None:
         value = req.cudagraph_memory_bytes if src.value else 0
-        return Figure(value=value, unit="bytes", how=f"given {gib(req.cudagraph_memory_bytes)}"
+        return Figure(value=value, unit="bytes", how=f"measured {gib(req.cudagraph_memory_bytes)}"
                       + ("" if src.value else " (not subtracted before v0.20.0)"), source=src.source)
     if req.enforce_eager or engine == "v0" or not src.value:
         why = "enforce_eager" if req.enforce_eager else (
@@ -323,10 +341,10 @@ def _graph_figure(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Fi
     return cudagraph_bytes(req.model, st.layers, sizes)
 
 
-def _given(value: Optional[int], label: str) -> Optional[Figure]:
+def _given(value: Optional[int], label: str, req: CapacityRequest) -> Optional[Figure]:
     if value is None:
         return None
-    return Figure(value=value, unit="bytes", how=f"{label}: {gib(value)}", source="given in the request")
+    return Figure(value=value, unit="bytes", how=f"{label}: {gib(value)}", source=req.measured_source)
 
 
 def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], layouts: list[KvLayout],

@@ -1,10 +1,11 @@
 """Version-dependent memory behaviour of vLLM, one table (data/vllm_memory.yaml), keyed by version range."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -38,9 +39,26 @@ def behaviour(name: str, version: VersionTuple, engine: str | None = None, famil
     raise ReaderError(f"no '{name}' behaviour known for vLLM {version}", key="vllm_version")
 
 
+_TRIAL: dict[str, float] = {}
+
+
 def estimate(name: str) -> Fact:
+    if name in _TRIAL:
+        return Fact(_TRIAL[name], "trial value of a fit (reader/calibration/fit_memory.py)")
     row = _table()["estimates"][name]
     return Fact(row["value"], row["source"])
+
+
+@contextmanager
+def trial_estimates(values: dict[str, float]) -> Iterator[None]:
+    """Other values for some estimates while a fit tries them; the table is untouched."""
+    saved = dict(_TRIAL)
+    _TRIAL.update(values)
+    try:
+        yield
+    finally:
+        _TRIAL.clear()
+        _TRIAL.update(saved)
 
 
 def version_tuple(text: str) -> VersionTuple:

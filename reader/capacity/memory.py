@@ -99,8 +99,10 @@ def activation_peak(model: ModelSpec, shapes: GpuShapes, stage: StageInfo, mnbt:
                   source="estimate (vLLM measures torch peak in profile_run); constants in data/vllm_memory.yaml")
 
 
-def non_torch_bytes(world: int) -> Figure:
-    base = estimate("non_torch_bytes_single_gpu").value
+def non_torch_bytes(world: int, estimate_name: str) -> Figure:
+    """estimate_name: the non-torch estimate the release's profiler accounting calls for (behaviour
+    non_torch_estimate: V0 and V1 counted it differently over the releases)."""
+    base = estimate(estimate_name).value
     extra = estimate("non_torch_bytes_distributed_extra").value if world > 1 else 0
     how = f"{base / GiB:.2f} GiB (cuBLAS/attention buffers)" + (
         f" + {extra / GiB:.2f} GiB (NCCL / all-reduce buffers, {world} GPUs)" if extra else "")

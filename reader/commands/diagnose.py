@@ -33,6 +33,9 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Optional[str], typer.Option("--plot", help="Also write charts into this folder (.svg; "
                                                     ".png with the plot extra: --plot DIR:png).")] = None,
         workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Processes for the what-ifs.")] = None,
+        log: Annotated[Optional[str], typer.Option("--log", help="A vLLM log of this deployment (or - for standard "
+                                                   "input): its measured memory and stats lines beside the "
+                                                   "prediction.")] = None,
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
@@ -58,6 +61,16 @@ def register(app: typer.Typer) -> None:
             observed = observe_for(resolved, metrics, stderr_progress())
         with located_in(resolved):
             result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
+        if log:
+            from ..logs.observe import attach_log
+            from ..logs.read import read_log
+            from ..logs.report import NOT_A_LOG, read_text_arg
+
+            text, source = read_text_arg(log)
+            reading = read_log(text, source)
+            if not reading.is_vllm_log:
+                raise ReaderError(NOT_A_LOG, file=source, key="--log")
+            attach_log(result, resolved, reading)
         write_output(render_diagnosis(result, fmt), output)
         if plot:
             from ..render.plots import write_diagnosis_plots

@@ -22,6 +22,7 @@ from .forms.sniff import kind_of, structured_yaml
 from .forms.yaml_search import unread_values, yaml_launches
 from .invocation import Invocation
 from .yamlsafe import YamlDoc, load_yaml_documents
+from ..logs.detect import is_log
 
 FORMS_HELP = ("a `vllm serve --config` YAML, a shell script or command line (`vllm serve ...`, "
               "`python -m vllm.entrypoints.openai.api_server ...`, `docker run ... vllm/vllm-openai ...`), a "
@@ -34,6 +35,9 @@ _KIND_WORDS = {"json": "JSON file", "markdown": "Markdown file", "dockerfile": "
 
 
 def find_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Invocation]:
+    if is_log(text, path):
+        from ..logs.form import log_invocations
+        return log_invocations(path, text)
     found, searched, kind = read_launches(text, path, set_vars, path)
     if not found:
         raise ReaderError(f"no vLLM launch found in this {_KIND_WORDS.get(kind, kind)}: {searched}. "

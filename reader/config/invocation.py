@@ -47,3 +47,4 @@ class Invocation:
     workload: Optional[dict[str, Any]] = None  # a benchmark's client parameters, when the file has them
     notes: list[Note] = field(default_factory=list)
     line: Optional[int] = None
+    log: Optional[Any] = None  # a vLLM log's reading (reader.logs.reading.LogReading), when the source is a log

@@ -95,7 +95,7 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
     if options.vllm_version:
         return choose_version(options.vllm_version, origins.get("vllm_version", "cli"))
     if inv.version is not None:
-        return choose_version(str(inv.version.value), "image")
+        return choose_version(str(inv.version.value), "log" if inv.form == "vllm-log" else "image")
     return choose_version(None)
 
 
@@ -120,13 +120,13 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
     deployment = Deployment(
         source=path, form=inv.form, entry_point=inv.entry_point, vllm_version_tag=format_version(version.tag),
         model=model, model_loc=model_loc, flags=flags, serving=serving, speculative=_speculative(flags),
-        env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders,
+        env=inv.env, image=inv.image, context=context, notes=notes, placeholders=parsed.placeholders, log=inv.log,
     )
     if version.outside_tables:
         deployment.notes.insert(0, outside_tables_note(version))
     elif version.note():
         deployment.notes.insert(0, Note(level="info", message=version.note()))
-    if inv.version is not None and version.origin != "image":
+    if inv.version is not None and version.origin not in ("image", "log"):
         deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
             f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))
     for placeholder in parsed.placeholders:
@@ -298,7 +298,8 @@ def _int_or_none(value: Any) -> Optional[int]:
 def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, version: VersionChoice) -> Context:
     ctx = Context(
         vllm_version=version.requested if version.origin != "default" else None,
-        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image"}.get(version.origin, "none"),
+        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image", "log": "log"}.get(version.origin,
+                                                                                                  "none"),
         usage_context="llm" if options.usage_context == "llm" else "serve",
         slo_ttft_p99_ms=options.slo.ttft_p99_ms, slo_itl_p99_ms=options.slo.itl_p99_ms,
     )

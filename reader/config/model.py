@@ -11,6 +11,8 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from ..logs.reading import LogReading
+
 
 class SourceLoc(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -163,7 +165,7 @@ class Context(BaseModel):
     """What the config file alone does not say: version, hardware, workload, entry point."""
 
     vllm_version: Optional[str] = None
-    vllm_version_origin: Literal["cli", "comment", "image", "none"] = "none"
+    vllm_version_origin: Literal["cli", "comment", "image", "log", "none"] = "none"
     gpu: Optional[str] = None
     gpu_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     gpu_source: Optional[str] = None  # for a GPU read from the file: what named it ("node selector ...", line)
@@ -194,3 +196,4 @@ class Deployment(BaseModel):
     context: Context = Field(default_factory=Context)
     notes: list[Note] = Field(default_factory=list)
     placeholders: list[Placeholder] = Field(default_factory=list)
+    log: Optional[LogReading] = None  # when the source is a vLLM log: what it measured and said

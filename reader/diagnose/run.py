@@ -15,6 +15,7 @@ from ..sim.api import SimResult
 from ..sim.engine import DEFAULT_SCHEDULER_OVERHEAD_S
 from ..sim.workload import describe
 from .checks import findings_for, rule_errors
+from .logged import refusal_verdict, started_disagreements
 from .metrics import Metrics
 from .observed import comparison, observed_verdict, observed_workload, with_capacity
 from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
@@ -46,7 +47,14 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     scenario = build_scenario(resolved, slos_ms, spec=spec, generated=generated)
     errors = [f for f in findings if f.severity == "error"]
     base_result: Optional[SimResult] = None
-    if errors:
+    log = resolved.deployment.log
+    refused = log is not None and log.refusal is not None
+    if log is not None and log.started and errors:
+        scenario.notes.extend(started_disagreements(log, errors))
+        errors = []  # the log shows vLLM serving this config: the rules are wrong here, not the config
+    if refused:
+        verdict = refusal_verdict(resolved.version, log, errors, scenario.capacity, resolved.gpu_assumed)
+    elif errors:
         verdict = startup_verdict(f"vLLM {resolved.version} would refuse this config: {errors[0].message}",
                                   [f"{f.rule}: {f.message}" for f in errors])
     elif not scenario.starts:
@@ -58,7 +66,9 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
         base_result = scenario.run()
         verdict = decide(from_simulation(base_result), scenario.slos_ms, compute_ridge(resolved))
         note_overload(verdict, base_result.request_throughput, scenario.workload)
-    starts = not errors and scenario.starts
+    starts = not errors and scenario.starts and not refused
+    if refused and scenario.starts:
+        errors = errors or [FindingRef(rule="LOG", severity="error", message=log.refusal.message)]
     diagnosis = _assemble(resolved, scenario, findings, verdict, base_result, starts)
     if whatifs and not errors:
         baseline = diagnosis.baseline or _null_metrics()

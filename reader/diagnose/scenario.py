@@ -36,6 +36,7 @@ class Scenario:
     slos_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seed: int = 0
+    kv_correction: tuple[float, str] = (0.0, "")  # what a log measured beyond our estimate, for the what-ifs
 
     @property
     def starts(self) -> bool:
@@ -60,17 +61,21 @@ def slos_from(r: ResolvedDeployment) -> dict[str, float]:
 
 
 def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None,
-                   spec: Any = None, generated: Any = None) -> Scenario:
+                   spec: Any = None, generated: Any = None,
+                   kv_correction: Optional[tuple[float, str]] = None) -> Scenario:
     """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
     the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
     spec = spec if spec is not None else workload_spec(resolved)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
-    cap = compute_capacity(capacity_request(resolved, generated))
+    measured = kv_correction is None
+    cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
+                                            kv_correction=kv_correction or (0.0, "")))
     notes: list[str] = list(cap.warnings)  # parts of the model the memory figures leave out, said plainly
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
+    correction = kv_correction or _logged_correction(resolved, generated, cap)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
                     step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
-                    notes=notes, seed=spec.seed)
+                    notes=notes, seed=spec.seed, kv_correction=correction)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ class Change:
 
 def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
     """The same scenario with some vLLM flags changed (same workload, same seed, same SLOs unless the
-    Change gives another GPU or workload)."""
+    Change gives another GPU or workload). A deployment read from a log is estimated again, moved by what the
+    log measured beyond the estimate at its own settings."""
     change = changes if isinstance(changes, Change) else Change(flags=changes)
     deployment: Deployment = with_flags(base.resolved.deployment, change.flags)
     if change.gpu is not None or change.gpu_count is not None:
@@ -98,7 +104,9 @@ def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:
         generated = change.workload
     elif change.workload is not None:
         spec, generated = change.workload, make_workload(change.workload, change.workload.seed)
-    return build_scenario(resolved, slos_ms=base.slos_ms, spec=spec, generated=generated)
+    same_hardware = change.gpu is None and change.gpu_count is None  # else the log's measurements do not apply
+    return build_scenario(resolved, slos_ms=base.slos_ms, spec=spec, generated=generated,
+                          kv_correction=base.kv_correction if same_hardware else (0.0, ""))
 
 
 def _hardware(change: Change) -> dict[str, Any]:
@@ -108,6 +116,14 @@ def _hardware(change: Change) -> dict[str, Any]:
     if change.gpu_count is not None:
         out.update(gpu_count=change.gpu_count, gpu_count_origin="cli")
     return out
+
+
+def _logged_correction(resolved: ResolvedDeployment, generated: Any, measured: Capacity) -> tuple[float, str]:
+    if resolved.deployment.log is None or not measured.workers:
+        return 0.0, ""
+    estimated = compute_capacity(capacity_request(resolved, generated, measured=False))
+    delta = measured.workers[0].available_kv.value - estimated.workers[0].available_kv.value
+    return delta, "what the log measured beyond the estimate at its own settings"
 
 
 def _override(r: ResolvedDeployment) -> Optional[str]:
