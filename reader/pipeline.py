@@ -82,6 +82,8 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool
             speculative_method=spec.method if spec else None,
             num_speculative_tokens=spec.num_speculative_tokens if spec else 0,
             disable_hybrid_kv_cache_manager=bool(r.deployment.serving.disable_hybrid_kv_cache_manager),
+            enable_prefix_caching=bool(v("enable_prefix_caching")),
+            decode_context_parallel_size=r.deployment.serving.decode_context_parallel_size or 1,
             workload_mean_context=mean, workload_p99_context=p99, workload_context_sd=sd,
             kv_correction_bytes=kv_correction[0], kv_correction_how=kv_correction[1],
             **{**_memory_terms(r), **(_logged_memory(r) if measured else {})},  # a log of this very run wins

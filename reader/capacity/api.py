@@ -6,6 +6,7 @@ inputs next to each result, and vLLM's own start-up log lines / error text where
 """
 from __future__ import annotations
 
+import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +40,7 @@ class CapacityRequest(BaseModel):
     tensor_parallel_size: int = Field(1, ge=1)
     pipeline_parallel_size: int = Field(1, ge=1)
     data_parallel_size: int = Field(1, ge=1)
+    decode_context_parallel_size: int = Field(1, ge=1)  # DCP splits full-attention KV over the TP ranks
     enable_expert_parallel: bool = False
     pp_layer_partition: Optional[tuple[int, ...]] = None  # VLLM_PP_LAYER_PARTITION
     dtype: str = "auto"
@@ -58,6 +60,7 @@ class CapacityRequest(BaseModel):
     speculative_method: Optional[str] = None
     num_speculative_tokens: int = Field(0, ge=0)
     disable_hybrid_kv_cache_manager: bool = False
+    enable_prefix_caching: bool = False  # Mamba layers keep two states per request (mamba_cache_mode align)
     # What is known about the machine beyond the config (defaults: nothing else on the GPU)
     other_process_memory_bytes: int = Field(0, ge=0)  # held by other processes on each GPU at start-up
     # Measured figures from a real start-up log replace our estimates when given
@@ -180,43 +183,60 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
     warnings: list[str] = []
     facts = _facts(version, engine, notes)
 
+    ssm_default = "model"
+    if m.ssm is not None:
+        fact = behaviour("mamba_ssm_cache_dtype_auto", version, family=m.model_type)
+        ssm_default = fact.value
+        if m.ssm.ssm_state_dtype is None:
+            notes.append(f"recurrent state dtype under mamba_ssm_cache_dtype auto: {fact.value} ({fact.source}"
+                         + ("" if fact.verified else "; version boundary not verified") + ")")
+    def layout_of(kinds: dict[str, int]) -> KvLayout:
+        return kv_layout(m, kinds, tp, kvb, req.block_size, req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager,
+                         act_bytes=wfmt.act_bytes, num_spec=req.num_speculative_tokens,
+                         prefix_caching=req.enable_prefix_caching, dcp=req.decode_context_parallel_size,
+                         ssm_default=ssm_default)
+
     workers, layouts = [], []
     for st in stages:
-        layout = kv_layout(m, st.kinds, tp, kvb, req.block_size, req.kv_cache_dtype,
-                           req.disable_hybrid_kv_cache_manager)
+        layout = layout_of(st.kinds)
         layouts.append(layout)
         workers.append(_worker_memory(req, st, shapes, layout, facts, engine, notes))
     notes.extend(dict.fromkeys(n for lay in layouts for n in lay.notes))
+    warnings.extend(_model_warnings(m, engine))
 
-    error = _startup_error(req, stages, workers, layouts, facts, engine, kvb)
+    error = _startup_error(req, stages, workers, layouts, facts, engine, layout_of)
     worst = min(range(len(workers)), key=lambda i: workers[i].num_blocks.value)
     layout, w = layouts[worst], workers[worst]
     blocks = int(w.num_blocks.value)
+    bs = layout.block_size
     if engine == "v0":
-        tokens = blocks * req.block_size
-        tok_how = f"num_gpu_blocks {blocks} x block_size {req.block_size} (V0: one block spans every layer)"
+        tokens = blocks * bs
+        tok_how = f"num_gpu_blocks {blocks} x block_size {bs} (V0: one block spans every layer)"
         conc = tokens / req.max_model_len
         conc_how = f"{tokens:,} tokens / max_model_len {req.max_model_len:,}"
     else:
-        tokens = layout.tokens(blocks)
-        tok_how = f"num_blocks {blocks} // {layout.num_groups} KV-cache group(s) x block_size {req.block_size}"
         conc = layout.max_concurrency(blocks, req.max_model_len, req.max_num_batched_tokens)
-        need = layout.request_bytes(req.max_model_len, req.max_num_batched_tokens)
-        per_req = need // (layout.page_bytes * layout.group_size)
-        conc_how = (f"num_blocks {blocks} / ceil(request bytes {gib(need)}"
-                    f" / (page {layout.page_bytes:,} B x group size {layout.group_size})) = {blocks} / {per_req}")
-    page, tok, page_how = page_bytes_per_layer(m, tp, kvb, req.block_size, req.kv_cache_dtype)
+        per_req = layout.request_blocks(req.max_model_len, req.max_num_batched_tokens)
+        conc_how = (f"num_blocks {blocks} / {per_req} blocks one request of {req.max_model_len:,} tokens takes "
+                    f"in its {layout.num_groups} KV-cache group(s)")
+        if facts["kv_tokens_report"].value == "concurrency":
+            tokens = int(conc * req.max_model_len)
+            tok_how = f"max concurrency {conc:.2f} x max_model_len {req.max_model_len:,}"
+        else:
+            tokens = layout.tokens(blocks)
+            tok_how = f"num_blocks {blocks} // {layout.num_groups} KV-cache group(s) x block_size {bs}"
+    page, tok, page_how = page_bytes_per_layer(m, tp, kvb, bs, req.kv_cache_dtype)
     l0 = layouts[0]
     cap = Capacity(
         model=m.id, gpu=req.gpu.id if not req.stage_gpus else " + ".join(g.id for g in req.stage_gpus),
         vllm_version=req.vllm_version, engine=engine,
         parallel=f"TP {tp} x PP {req.pipeline_parallel_size} x DP {req.data_parallel_size}" + (f", EP {ep}" if ep > 1 else ""),
-        weight_format=wfmt.describe(), kv_cache_dtype=kv_label, block_size=req.block_size,
+        weight_format=wfmt.describe(), kv_cache_dtype=kv_label, block_size=bs,
         max_model_len=req.max_model_len,
         kv_bytes_per_token=Figure(value=l0.bytes_per_token_full, unit="bytes", source=_KV_SRC,
                                   how=f"{l0.layers} layers on this GPU x {tok:,.0f} B ({page_how})"),
         page_bytes=Figure(value=page, unit="bytes", source="vllm/v1/kv_cache_interface.py 80-88, 196-207 @ v0.18.0",
-                          how=f"block_size {req.block_size} x {tok:,.0f} B per token per layer"),
+                          how=f"block_size {bs} x {tok:,.0f} B per token per layer"),
         kv_groups=_groups_text(l0),
         workers=workers,
         num_gpu_blocks=Figure(value=blocks, unit="blocks", source=_KV_SRC,
@@ -230,7 +250,8 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
 
 
 def _facts(version, engine: str, notes: list[str]) -> dict[str, Fact]:
-    names = ("cudagraph_memory_subtracted", "free_memory_check_at_startup", "gib_format", "pp_startup_check")
+    names = ("cudagraph_memory_subtracted", "free_memory_check_at_startup", "gib_format", "pp_startup_check",
+             "kv_tokens_report")
     facts = {n: behaviour(n, version) for n in names}
     facts["utilization_scope"] = behaviour("utilization_scope", version, engine)
     facts["non_torch_estimate"] = behaviour("non_torch_estimate", version, engine)
@@ -327,7 +348,7 @@ def _given(value: Optional[int], label: str, req: CapacityRequest) -> Optional[F
 
 
 def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], layouts: list[KvLayout],
-                   facts, engine: str, kvb: float) -> Optional[StartupError]:
+                   facts, engine: str, layout_of) -> Optional[StartupError]:
     style = facts["gib_format"].value
     for st, w in zip(stages, workers):
         if (facts["free_memory_check_at_startup"].value and engine == "v1"
@@ -351,8 +372,7 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
                         "initializing the engine.")
     if facts["pp_startup_check"].value == "whole_model" and len(stages) > 1:
         # older versions summed every layer of the model and compared it with one worker's memory
-        whole = kv_layout(req.model, req.model.layer_kinds.model_dump(), req.tensor_parallel_size, kvb, req.block_size,
-                          req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager)
+        whole = layout_of(req.model.layer_kinds.model_dump())
         i = min(range(len(avail)), key=lambda j: avail[j])
         checks = [(stages[i], avail[i], whole)]
     else:
@@ -392,6 +412,34 @@ def _v0_error(req: CapacityRequest, workers: list[WorkerMemory], layouts: list[K
     return None
 
 
+def _requests_at(layout: KvLayout, blocks: int, ctx: float, mnbt: int, engine: str) -> Figure:
+    """Requests of `ctx` tokens the cache holds at once. V0 and one-group V1: blocks (less the null block)
+    x block size / context. Several groups (sliding windows, Mamba states): the blocks one such request
+    takes summed over every group, as vLLM's get_max_concurrency_for_kv_cache_config counts them."""
+    src = "N_max ~ blocks x block_size / mean context"
+    usable = max(blocks - 1, 0)
+    if engine == "v0" or layout.num_groups == 1:
+        return Figure(value=n_max(usable, layout.block_size, ctx), unit="requests", source=src,
+                      how=f"({blocks} - 1 null block) x {layout.block_size} / {ctx:,.0f} tokens")
+    per_request = layout.request_blocks(math.ceil(ctx), mnbt)
+    return Figure(value=usable / per_request if per_request else 0.0, unit="requests",
+                  source="vllm/v1/core/kv_cache_utils.py get_max_concurrency_for_kv_cache_config, at this context",
+                  how=f"({blocks} - 1 null block) / {per_request} blocks per request of {ctx:,.0f} tokens "
+                      f"over {layout.num_groups} KV-cache groups")
+
+
+def _model_warnings(m: ModelSpec, engine: str) -> list[str]:
+    """Parts of the deployment this model leaves out of the memory figures, said plainly."""
+    out = list(m.unmodelled)
+    if m.is_multimodal:
+        out.append("multimodal model: the vision/audio encoder's weights, its profiling run and the encoder "
+                   "cache are not counted; only the language model's memory is")
+    if m.layer_kinds.linear and engine == "v0":
+        out.append("V0 engine with Mamba/linear-attention layers: V0 kept their states in a separate cache "
+                   "sized by max_num_seqs, which is not modelled; figures follow V1's accounting")
+    return out
+
+
 def _groups_text(layout: KvLayout) -> str:
     kinds = ", ".join(f"{k.kind} {k.layers} layers in {k.groups} group(s)"
                       + (f" (window {k.window})" if k.window else "") for k in layout.kinds)
@@ -415,13 +463,10 @@ def _with_workload(req: CapacityRequest, cap: Capacity, layout: KvLayout, blocks
     upd["log_lines"] = lines
     for name, ctx in (("concurrency_at_mean", req.workload_mean_context), ("concurrency_at_p99", req.workload_p99_context)):
         if ctx:
-            upd[name] = Figure(value=n_max(max(blocks - 1, 0), req.block_size, ctx) if engine == "v0" or layout.num_groups == 1
-                               else tokens / ctx, unit="requests", source="N_max ~ blocks x block_size / mean context",
-                               how=f"({blocks} - 1 null block) x {req.block_size} / {ctx:,.0f} tokens"
-                               if layout.num_groups == 1 else f"{tokens:,} KV tokens / {ctx:,.0f} tokens")
+            upd[name] = _requests_at(layout, blocks, ctx, req.max_num_batched_tokens, engine)
     if req.workload_mean_context and req.workload_context_sd is not None:
         lengths = normal_lengths(1000, req.workload_mean_context, req.workload_context_sd, 1, req.max_model_len)
-        upd["fragmentation"] = fragmentation(lengths, req.max_model_len, req.block_size, cap.kv_bytes_per_token.value)
+        upd["fragmentation"] = fragmentation(lengths, req.max_model_len, layout.block_size, cap.kv_bytes_per_token.value)
     if req.speculative_method:
         upd["warnings"] = [*cap.warnings, f"speculative decoding ({req.speculative_method}): draft-model weights and "
                            "KV are not included in this memory estimate"]

@@ -26,10 +26,13 @@ class Fact:
     verified: bool = True
 
 
-def behaviour(name: str, version: VersionTuple, engine: str | None = None) -> Fact:
-    """The value of behaviour `name` at `version` (and engine 'v0'/'v1' where it depends on it)."""
+def behaviour(name: str, version: VersionTuple, engine: str | None = None, family: str | None = None) -> Fact:
+    """The value of behaviour `name` at `version` (and engine 'v0'/'v1', or a model family, where it
+    depends on it; a row without `family` applies to every family)."""
     for row in _table()["behaviour"][name]:
         if engine is not None and row.get("engine", engine) != engine:
+            continue
+        if row.get("family", family) != family:
             continue
         if VersionRange.parse(row["versions"]).contains(version):
             return Fact(row["value"], row["source"], bool(row.get("verified", True)))

@@ -54,19 +54,22 @@ class KvKind:
     page_bytes: int  # one block of one layer
     token_bytes: float  # one token of one layer (page_bytes / block_size)
     window: int | None = None  # sliding window or attention chunk
+    state_blocks: int = 1  # linear/Mamba: blocks one request holds (1 + speculative; 2 + speculative to align)
 
-    def max_request_bytes(self, max_len: int, block_size: int, mnbt: int) -> int:
-        """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes)."""
+    def max_request_bytes(self, max_len: int, block_size: int, mnbt: int, dcp: int = 1) -> int:
+        """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes). Decode context
+        parallelism spreads a full-attention request's tokens over its dcp ranks
+        (FullAttentionSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)."""
         if self.kind == "full":
-            blocks = math.ceil(max_len / block_size)
+            blocks = math.ceil(math.ceil(max_len / dcp) / block_size)
         elif self.kind == "sliding":
             blocks = math.ceil(min(self.window - 1 + mnbt, max_len) / block_size) + 1
         elif self.kind == "chunked":
             # chunked local attention (Llama 4): min(chunk + budget, max_len) tokens (kv_cache_interface.py
             # 232-244 @ v0.18.0 per kv-capacity.md; the exact expression is recalled, not line-checked)
             blocks = math.ceil(min(self.window + mnbt, max_len) / block_size)
-        else:  # linear/mamba: one state per request (default, non-prefix-caching mode)
-            blocks = 1
+        else:  # linear/Mamba: a constant state per request (MambaSpec.max_memory_usage_bytes)
+            blocks = self.state_blocks
         return blocks * self.page_bytes
 
 
@@ -79,6 +82,7 @@ class KvLayout:
     group_size: int  # layers per KV-cache group on this worker: memory pools = group_size
     num_groups: int
     notes: tuple[str, ...] = field(default=())
+    dcp: int = 1  # decode context parallel size: each rank keeps 1/dcp of a request's full-attention tokens
 
     @property
     def page_bytes(self) -> int:
@@ -101,8 +105,9 @@ class KvLayout:
         return int(available // self.page_bytes // self.group_size)
 
     def tokens(self, num_blocks: int) -> int:
-        """'GPU KV cache size: N tokens' = num_blocks // num_groups x block_size."""
-        return num_blocks // max(1, self.num_groups) * self.block_size
+        """'GPU KV cache size: N tokens' = num_blocks // num_groups x block_size (x dcp, which v0.18.0 logs as
+        "Multiplying the GPU KV cache size by the cp_world_size")."""
+        return num_blocks // max(1, self.num_groups) * self.block_size * self.dcp
 
     def request_bytes(self, max_len: int, mnbt: int) -> int:
         """Bytes one request of max_len needs on this worker (the start-up check's figure):
@@ -111,13 +116,18 @@ class KvLayout:
         for k in self.kinds:
             if k.layers == 0:
                 continue
-            per_group = math.ceil(k.max_request_bytes(max_len, self.block_size, mnbt) / self.page_bytes)
+            per_group = math.ceil(k.max_request_bytes(max_len, self.block_size, mnbt, self.dcp) / self.page_bytes)
             blocks += per_group * k.groups
         return self.group_size * self.page_bytes * blocks
 
+    def request_blocks(self, max_len: int, mnbt: int) -> int:
+        """Blocks one request of max_len takes from the shared pool: the sum over groups of each group's
+        cdiv(max_memory_usage_bytes, page) (get_max_concurrency_for_kv_cache_config)."""
+        return math.ceil(self.request_bytes(max_len, mnbt) / (self.page_bytes * self.group_size)) if self.group_size else 0
+
     def max_concurrency(self, num_blocks: int, max_len: int, mnbt: int) -> float:
         """'Maximum concurrency for L tokens per request: X' (get_max_concurrency_for_kv_cache_config)."""
-        per_request_blocks = math.ceil(self.request_bytes(max_len, mnbt) / (self.page_bytes * self.group_size))
+        per_request_blocks = self.request_blocks(max_len, mnbt)
         return num_blocks / per_request_blocks if per_request_blocks else float("inf")
 
     def estimate_max_len(self, available: int, max_len: int, mnbt: int) -> int:
@@ -153,8 +163,11 @@ def page_bytes_per_layer(model: ModelSpec, tp: int, kv_bytes: float, block_size:
 
 
 def _global_groups(model_kinds: dict[str, int]) -> tuple[dict[str, int], int]:
-    """Groups per kind and the model-wide group size (vLLM's n:1 heuristic)."""
-    present = {k: n for k, n in model_kinds.items() if n > 0 and k != "linear"}
+    """Groups per kind and the model-wide group size (vLLM's n:1 heuristic,
+    _get_kv_cache_groups_uniform_page_size in vllm/v1/core/kv_cache_utils.py @ v0.32.0): the group size is
+    the smallest kind's layer count, or the largest when largest < 1.5 x smallest; Mamba layers are a
+    kind like the attention kinds (their pages padded to the attention page)."""
+    present = {k: n for k, n in model_kinds.items() if n > 0}
     if len(present) <= 1:
         return {k: 1 for k in present}, sum(present.values())
     lo, hi = min(present.values()), max(present.values())
@@ -162,39 +175,119 @@ def _global_groups(model_kinds: dict[str, int]) -> tuple[dict[str, int], int]:
     return {k: math.ceil(n / size) for k, n in present.items()}, size
 
 
+@dataclass(frozen=True)
+class MambaState:
+    """One request's recurrent state in one linear/Mamba layer on one GPU."""
+
+    conv_bytes: int
+    ssm_bytes: int
+    text: str
+
+    @property
+    def bytes(self) -> int:
+        return self.conv_bytes + self.ssm_bytes
+
+
+_SSM_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def mamba_state(model: ModelSpec, tp: int, act_bytes: int, num_spec: int = 0,
+                ssm_default: str = "model") -> MambaState:
+    """State shapes as vLLM's MambaStateShapeCalculator builds them (gated_delta_net_state_shape,
+    mamba2_state_shape in vllm/model_executor/layers/mamba/mamba_utils.py @ v0.32.0): a conv state of
+    (kernel - 1 + speculative tokens) columns and the temporal state, both split by TP. Dtypes follow
+    MambaStateDtypeCalculator: the conv state in the model dtype (mamba_cache_dtype 'auto'), the temporal
+    state in the conv dtype unless the model asks for another (Nemotron-H: float32)."""
+    m = model.ssm
+    assert m is not None
+    ssm_b = _SSM_DTYPE_BYTES.get(m.ssm_state_dtype or ssm_default, act_bytes)
+    cols = m.conv_kernel - 1 + num_spec
+    if m.kind == "gated_delta_net":
+        conv_dim = 2 * m.key_size + m.inner_size
+        temporal = (m.heads // tp) * m.head_dim * m.state_size
+        what = (f"conv ({conv_dim}/{tp} x {cols}) x {act_bytes} B + recurrent ({m.heads}/{tp} heads x "
+                f"{m.head_dim} x {m.state_size}) x {ssm_b} B")
+    else:
+        from .shapes import mamba_extra_groups
+
+        groups = m.groups + mamba_extra_groups(m.groups, tp)
+        conv_dim = m.inner_size + 2 * groups * m.state_size
+        temporal = (m.heads // tp) * m.head_dim * m.state_size
+        what = (f"conv ({conv_dim}/{tp} x {cols}) x {act_bytes} B + SSM ({m.heads}/{tp} heads x {m.head_dim} x "
+                f"{m.state_size}) x {ssm_b} B")
+    conv = (conv_dim // tp) * cols * act_bytes
+    return MambaState(conv, temporal * ssm_b, what)
+
+
+def hybrid_block_size(block_size: int, attn_token_bytes: float, state_bytes: int, mla: bool) -> int:
+    """The attention block size vLLM picks so one attention page holds a Mamba state: the smallest
+    multiple of the kernel block alignment (16, the FlashAttention/FlashInfer/Triton minimum; 128 for
+    MLA; at least the configured block size) whose page covers the state (Platform._align_hybrid_block_size,
+    vllm/platforms/interface.py @ v0.32.0; HybridAttentionMambaModelConfig @ v0.18.0, same formula)."""
+    align = max(16, block_size)
+    if mla:
+        align = max(align, 128)
+    tokens = align * math.ceil(state_bytes / (align * attn_token_bytes))
+    tokens = 16 * math.ceil(tokens / 16)
+    return max(block_size, tokens)
+
+
 def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: float, block_size: int,
-              kv_cache_dtype: str = "auto", disable_hybrid: bool = False) -> KvLayout:
-    """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear)."""
-    page, tok, _ = page_bytes_per_layer(model, tp, kv_bytes, block_size, kv_cache_dtype)
+              kv_cache_dtype: str = "auto", disable_hybrid: bool = False, *, act_bytes: int = 2,
+              num_spec: int = 0, prefix_caching: bool = False, dcp: int = 1,
+              ssm_default: str = "model") -> KvLayout:
+    """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none)."""
     lk = model.layer_kinds
-    model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked}
+    model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked, "linear": lk.linear}
     notes = []
     stage = dict(stage_kinds)
     if disable_hybrid and (lk.sliding or lk.chunked):
         # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention
-        model_kinds = {"full": lk.full + lk.sliding + lk.chunked}
+        model_kinds = {"full": lk.full + lk.sliding + lk.chunked, "linear": lk.linear}
         stage = {"full": stage.get("full", 0) + stage.get("sliding", 0) + stage.get("chunked", 0),
                  "linear": stage.get("linear", 0)}
         notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
+    state = None
+    if lk.linear:
+        state = mamba_state(model, tp, act_bytes, num_spec, ssm_default)
+        _, tok1, _ = page_bytes_per_layer(model, tp, kv_bytes, 1, kv_cache_dtype)
+        aligned = hybrid_block_size(block_size, tok1, state.bytes, model.mla is not None)
+        if aligned != block_size:
+            notes.append(f"hybrid model: vLLM raises the attention block size from {block_size} to {aligned} "
+                         f"tokens so one attention page ({aligned} x {tok1:,.0f} B) holds a layer's recurrent "
+                         f"state ({state.bytes:,} B: {state.text}); the state page is padded to match")
+        block_size = aligned
+    page, tok, _ = page_bytes_per_layer(model, tp, kv_bytes, block_size, kv_cache_dtype)
     windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
     groups, size_global = _global_groups(model_kinds)
     kinds = []
     group_size = 0
     for kind, g in groups.items():
         n = stage.get(kind, 0)
-        if kind != "full" and not windows[kind]:
+        if kind in windows and not windows[kind]:
             raise ReaderError(f"model {model.id} has {kind} layers but no window size", key="model")
-        kinds.append(KvKind(kind, n, g, page, tok, windows.get(kind)))
+        if kind == "linear":
+            assert state is not None
+            # mamba_cache_mode 'align' (prefix caching on) keeps 2 states, 'none' one; + one per drafted token
+            # (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)
+            held = (2 if prefix_caching else 1) + num_spec
+            kinds.append(KvKind("linear", n, g, max(page, state.bytes), 0.0, state_blocks=held))
+        else:
+            kinds.append(KvKind(kind, n, g, page, tok, windows.get(kind)))
         group_size = max(group_size, math.ceil(n / g) if n else 0)
-    if stage.get("linear", 0):
-        state = model.linear_state_bytes or 0
-        kinds.append(KvKind("linear", stage["linear"], 1, max(page, state), state / block_size))
-        notes.append("linear-attention/Mamba layers: one state per request (page padded to the attention page)")
-    num_groups = sum(groups.values()) + (1 if stage.get("linear", 0) else 0)
+    num_groups = sum(groups.values())
+    if lk.linear:
+        notes.append("linear-attention/Mamba layers: a constant state per request, one page in each of their "
+                     "KV-cache groups" + (" (two with prefix caching: mamba_cache_mode align)" if prefix_caching
+                                           else ""))
     if len(groups) > 1:
-        notes.append(f"hybrid model: {num_groups} KV-cache groups of up to {size_global} layers; a request "
-                     "takes blocks in every group, sliding/chunked groups only for their window")
-    return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes))
+        padding = sum(g * size_global - model_kinds[k] for k, g in groups.items())
+        notes.append(f"hybrid model: {num_groups} KV-cache groups of {size_global} layers; a request "
+                     "takes blocks in every group, sliding/chunked groups only for their window"
+                     + (f"; {padding} padding layer(s) make the groups equal" if padding else ""))
+    if dcp > 1:
+        notes.append(f"decode context parallel {dcp}: each GPU keeps 1/{dcp} of a request's full-attention tokens")
+    return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes), dcp)
 
 
 def v0_block_bytes(layout: KvLayout) -> float:

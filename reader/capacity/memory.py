@@ -38,11 +38,13 @@ class StageInfo:
 def weights_bytes(model: ModelSpec, shapes: GpuShapes, stage: StageInfo, pp: int) -> Figure:
     """Weights one GPU of this stage holds (model_runner.model_memory_usage)."""
     act = shapes.wfmt.act_bytes
+    attention_layers = stage.kinds.get("full", 0) + stage.kinds.get("sliding", 0) + stage.kinds.get("chunked", 0)
     parts = {
-        "attention": stage.layers * shapes.attn_bytes(),
+        "attention": attention_layers * shapes.attn_bytes(),
+        "linear mixers": stage.kinds.get("linear", 0) * shapes.mixer_bytes(),
         "dense MLP": stage.dense_layers * shapes.dense_mlp_bytes(),
         "MoE": stage.moe_layers * shapes.moe_bytes(),
-        "norms": stage.layers * 2 * model.hidden_size * act,
+        "norms": stage.layers * model.norms_per_layer * model.hidden_size * act,
     }
     if stage.first:
         parts["embedding"] = shapes.embed_params * act
@@ -61,8 +63,9 @@ def _forward_peak(model: ModelSpec, shapes: GpuShapes, tokens: int, moe_tokens: 
     h = model.hidden_size
     streams = estimate("fwd_activation_streams").value * tokens * h * act
     attn = tokens * act * (sum(g.n for g in shapes.attn if g.name != "o") + shapes.attn[-1].k + h)
-    inter = shapes.dense_mlp[1].k
-    mlp = tokens * act * (3 * inter + h)  # gate_up out (2i) + activation out (i) + down out (h)
+    inter = shapes.mlp_inter
+    out_widths = sum(g.n for g in shapes.dense_mlp[:-1])
+    mlp = tokens * act * (out_widths + inter + h)  # up (or gate_up) out + activation out + down out
     what = "MLP"
     peak = max(attn, mlp)
     if shapes.moe is not None and model.moe is not None:

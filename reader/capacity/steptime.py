@@ -33,9 +33,9 @@ from ..calibration.coefficients import StepTimeCoefficients as Calibration
 from ..calibration.profile import default_profile
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
-from .kv import kv_dtype_bytes
+from .kv import kv_dtype_bytes, mamba_state
 from .memory import capture_sizes as default_capture_sizes
-from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format
+from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_layer_kinds, stage_moe_layers
 
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
 
@@ -133,6 +133,14 @@ class StepTimeModel:
         else:
             self.kv_token_bytes = 2 * sh.kv_heads * m.head_dim * kvb
             self.dims_decode = self.dims_prefill = (m.head_dim, m.head_dim)
+        # Linear-attention / Mamba layers: each request's recurrent state is read and written once per layer
+        # and step, and every new token costs ~4 x heads x head_dim x state_size FLOPs (state update and
+        # readout); their KV-free layers are costed here, not in attn_kinds.
+        self.linear_layers = lk.linear if m.ssm is not None else 0
+        if self.linear_layers:
+            ssm = m.ssm
+            self.state_bytes = 2.0 * mamba_state(m, self.tp, self.wfmt.act_bytes).bytes
+            self.state_flops = 4.0 * (ssm.heads // self.tp) * ssm.head_dim * ssm.state_size
         # the attention roofline's denominators, formed once (the same floats as forming them per step)
         self._attn_flops_rate = self.flops16 * self.cal.attn_compute_eff
         self._kv_read_rate = self.bw * self.cal.kv_read_eff
@@ -146,20 +154,31 @@ class StepTimeModel:
         return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
 
     def _layer_parts(self, M: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-step seconds of each part for token counts M (vector), all layers of the model."""
+        """Per-step seconds of each part for token counts M (vector), all layers of the model: attention
+        projections on the attention layers, the linear-attention/Mamba projections on the linear layers,
+        dense MLPs and MoE blocks on the layers that have them (Nemotron-H's mixer-only layers have none)."""
         m, sh, cal, act = self.model, self.shapes, self.cal, self.wfmt.act_bytes
         L = m.num_hidden_layers
-        moe_layers = 0 if m.moe is None else m.moe.moe_layers_in(0, L)
-        dense_layers = L - moe_layers
-        attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * L
+        kinds = stage_layer_kinds(m, [L], 0)
+        dense_layers, moe_layers = stage_moe_layers(m, [L], 0)
+        attn_layers = kinds["full"] + kinds["sliding"] + kinds["chunked"]
+        attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * attn_layers
+        if kinds["linear"] and sh.mixer:
+            attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.mixer) * kinds["linear"]
         mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers
-        inter = sh.dense_mlp[1].k
-        elem = M * act * (cal.elementwise_h * m.hidden_size + cal.elementwise_i * inter) / (self.bw * cal.gemm_memory_eff) * L
+        inter = sh.mlp_inter
+        # hidden-size traffic in every layer, intermediate-size traffic only where a layer has a feed-forward block
+        ffn_layers = dense_layers + moe_layers
+        elem = M * act * (cal.elementwise_h * m.hidden_size * L + cal.elementwise_i * inter * ffn_layers) / (
+            self.bw * cal.gemm_memory_eff)
         moe = self._moe_time(M) * moe_layers if moe_layers else np.zeros_like(M, dtype=float)
         ar = np.zeros_like(M, dtype=float)
         if self.tp > 1:
             nbytes = M * m.hidden_size * act
-            ar = 2 * L * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
+            # one all-reduce after each token mixer and each feed-forward block (2 per layer in most models;
+            # Nemotron-H's layers hold one or the other)
+            reduces = L - kinds["none"] + dense_layers + moe_layers
+            ar = reduces * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
             ar = np.where(M > 0, ar, 0.0)
         if self.pp > 1:
             ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)
@@ -172,8 +191,9 @@ class StepTimeModel:
         touched = moe.local_experts * (1.0 - (1.0 - moe.top_k / moe.num_experts) ** tokens)
         assigned = tokens * moe.top_k * moe.local_experts / moe.num_experts  # token-expert pairs on this GPU
         peak = self.flops_w
-        tc = 2.0 * assigned * 3 * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
-        tm = (touched * moe.expert_bytes + assigned * (2 * moe.hidden + 3 * moe.inter) * self.wfmt.act_bytes) / (
+        tc = 2.0 * assigned * moe.matrices * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
+        tm = (touched * moe.expert_bytes
+              + assigned * (2 * moe.hidden + moe.matrices * moe.inter) * self.wfmt.act_bytes) / (
             self.bw * cal.gemm_memory_eff)
         t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M)
         for g in moe.shared:
@@ -252,7 +272,13 @@ class StepTimeModel:
                 seen_max = int(past.max()) + max_new if not self.split_kv else 0
             total += layers * self._attention_layer(flops_per_pair * pairs, seen_sum * self.kv_token_bytes + qo_bytes,
                                                     seen_max)
+        if self.linear_layers:
+            total += self._recurrent(int(new.size), M)
         return total
+
+    def _recurrent(self, requests: int, M: int) -> float:
+        """Seconds of all linear-attention / Mamba layers' recurrences for a step."""
+        return self.linear_layers * self._attention_layer(self.state_flops * M, self.state_bytes * requests, 0)
 
     def _decode_attention(self, sum_past: int, M: int) -> float:
         """_attention() for M decodes reading sum_past tokens in all, when that sum is all it needs
@@ -266,6 +292,8 @@ class StepTimeModel:
         for layers, _ in self.attn_kinds:
             if layers:
                 total += layers * per_layer
+        if self.linear_layers:
+            total += self._recurrent(M, M)
         return total
 
     def _step(self, M: int, attention: float, sampled: int, prefill: bool) -> float:

@@ -1,30 +1,35 @@
 """Read a Hugging Face `config.json` (a file, or a folder holding one) into a ModelSpec.
 
-The reader is for models the catalog does not hold: it derives what vLLM derives from the same
-file (attention layout, MoE/MLA shape, sliding windows, the checkpoint's quantization) and counts
-the parameters from the shapes. Only JSON is parsed; nothing from the model folder is executed.
+The reader derives what vLLM derives from the same file: the attention layout (GQA, MLA, sliding
+windows, chunked attention), the layer plan of hybrid models (linear attention and Mamba layers,
+layers with no mixer), MoE shapes, the checkpoint's quantization (hf_quant.py), and counts the
+parameters from the shapes (hf_params.py). Only JSON is parsed; nothing from the model folder is
+executed. Model types vLLM serves but we do not model (encoder-decoder, pooling-only) are refused
+with the reason.
 
 Family rules that config.json leaves implicit (which Gemma layers slide, which Llama 4 layers use
-chunked attention, defaults for keys a config omits) follow the transformers configuration
-classes named in `_DEFAULTS_SOURCE`.
+chunked attention, Qwen3-Next's layer pattern, defaults for keys a config omits) follow the
+transformers configuration classes named in `_DEFAULTS_SOURCE`.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from ..errors import ReaderError
-from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, QuantSpec
+from .hf_fields import Fields, read_json
+from .hf_params import ATTENTION_MIXERS, Shape, count_params, is_moe_layer, params_by_part
+from .hf_quant import MODELOPT_SIDECAR, read_quantization
+from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, SsmSpec
 
 CONFIG_NAME = "config.json"
-MODELOPT_SIDECAR = "hf_quant_config.json"
 
 _DEFAULTS_SOURCE = (
     "transformers configuration classes: src/transformers/models/gemma3/configuration_gemma3.py "
     "@ d98ac17c (Gemma3TextConfig), src/transformers/models/llama4/configuration_llama4.py @ b17cfe48 "
-    "(Llama4TextConfig)"
+    "(Llama4TextConfig), models/gpt2/configuration_gpt2.py (GPT2Config: n_inner None = 4 x n_embd), "
+    "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval)"
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.
@@ -35,21 +40,79 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma": {"tie_word_embeddings": True},
     "llama4_text": {"tie_word_embeddings": False, "head_dim": 128, "intermediate_size_mlp": 16384,
                     "no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
+    "gpt2": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
+    "opt": {"tie_word_embeddings": True, "enable_bias": True},
+    "qwen3_next": {"full_attention_interval": 4, "decoder_sparse_step": 1},
+}
+# Other names a family's config.json uses for a key (transformers' attribute_map).
+_KEY_ALIASES: dict[str, dict[str, str]] = {
+    "gpt2": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+             "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
+    "opt": {"intermediate_size": "ffn_dim"},
+    "nemotron_h": {"head_dim": "attention_head_dim"},
 }
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
-    "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text",
+    "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
+    "qwen3_5_moe_text",
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"}
+_GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}  # always biased, whatever attention_bias says
 _NO_O_BIAS_TYPES = {"glm4_moe"}  # attention_bias covers q/k/v only
 _SCORE_BIAS_TYPES = {"deepseek_v3", "kimi_k2", "glm4_moe"}  # e_score_correction_bias per expert
+_SHARED_GATE_TYPES = {"qwen2_moe"} | _GDN_TYPES  # shared_expert_gate: Linear(hidden, 1)
 _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sliding_window defaults false
+_LAYERNORM_TYPES = {"gpt2", "opt"}  # LayerNorm with a bias, biased linears, two-matrix MLP, learned positions
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
+
+# Model types vLLM serves that are not decoder-only generators: refused with the reason.
+_ENCODER_DECODER_TYPES = {"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "whisper", "florence2",
+                          "encoder-decoder", "m2m_100", "nllb-moe", "mllama"}
+_POOLING_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "electra", "mpnet",
+                  "nomic_bert", "modernbert", "new", "gte", "jina_bert", "camembert", "albert"}
+_POOLING_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "ForMaskedLM",
+                     "ForQuestionAnswering", "ForRewardModel", "ForEmbedding", "EmbeddingModel")
+
+
+# Every key this reader reads: the shipped catalog's config.json files are trimmed to these (and a
+# test checks that they hold nothing else). quantization_config is kept whole; text_config and
+# vision_config are trimmed the same way (vision_config only says the model is multimodal).
+READ_KEYS = frozenset({
+    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "vision_config", "quantization_config",
+    "is_encoder_decoder", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+    "head_dim", "intermediate_size", "intermediate_size_mlp", "vocab_size", "max_position_embeddings",
+    "tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "topk_method", "sliding_window",
+    "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "no_rope_layers",
+    "no_rope_layer_interval", "attention_chunk_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+    "qk_nope_head_dim", "v_head_dim", "num_local_experts", "num_experts", "n_routed_experts",
+    "num_experts_per_tok", "experts_per_token", "moe_intermediate_size", "n_shared_experts",
+    "shared_expert_intermediate_size", "first_k_dense_replace", "decoder_sparse_step", "interleave_moe_layer_step",
+    "mlp_only_layers", "n_embd", "n_layer", "n_head", "n_positions", "n_inner", "ffn_dim", "word_embed_proj_dim",
+    "enable_bias", "full_attention_interval", "linear_num_value_heads", "linear_value_head_dim",
+    "linear_num_key_heads", "linear_key_head_dim", "linear_conv_kernel_dim", "attn_output_gate",
+    "hybrid_override_pattern", "attention_head_dim", "mamba_num_heads", "mamba_head_dim", "n_groups",
+    "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
+    "moe_shared_expert_intermediate_size", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
+})
+
+
+def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """config.json reduced to READ_KEYS (nested text_config too; vision_config to its model_type)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if key not in READ_KEYS:
+            continue
+        if key == "text_config" and isinstance(value, dict):
+            value = trim_config(value)
+        elif key == "vision_config" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k == "model_type"}
+        out[key] = value
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -69,20 +132,6 @@ def resolve_config_path(path: str | Path) -> Path:
     return p
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ReaderError(f"cannot read the file: {err}.", file=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ReaderError(f"not valid JSON: {err.msg}.", file=str(path), line=err.lineno) from None
-    if not isinstance(data, dict):
-        raise ReaderError("expected a JSON object at the top level.", file=str(path))
-    return data
-
-
 def read_hf_config(path: str | Path) -> ModelSpec:
     """ModelSpec for a local config.json (or a folder holding one; hf_quant_config.json beside it is read too)."""
     config_path = resolve_config_path(path)
@@ -94,172 +143,12 @@ def read_hf_config(path: str | Path) -> ModelSpec:
 
 
 # ---------------------------------------------------------------------------------------------
-# Typed access with errors that name the file and key
-
-
-class _Fields:
-    """A config dict plus the defaults of its family; every getter checks the type it returns."""
-
-    def __init__(self, data: Mapping[str, Any], file: str, prefix: str, defaults: Mapping[str, Any]):
-        self.data, self.file, self.prefix, self.defaults = data, file, prefix, defaults
-        self.defaulted: list[str] = []
-
-    def has(self, key: str) -> bool:
-        return self.data.get(key) is not None
-
-    def raw(self, key: str) -> Any:
-        if self.data.get(key) is not None:
-            return self.data[key]
-        if key in self.defaults:
-            self.defaulted.append(key)
-            return self.defaults[key]
-        return None
-
-    def _fail(self, key: str, message: str) -> ReaderError:
-        return ReaderError(message, file=self.file, key=self.prefix + key)
-
-    def int(self, key: str, *, required: bool = False, positive: bool = True) -> Optional[int]:
-        value = self.raw(key)
-        if value is None:
-            if required:
-                raise self._fail(key, "this required key is missing (or null).")
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-            raise self._fail(key, f"expected a whole number, got {value!r}.")
-        if positive and value <= 0:
-            raise self._fail(key, f"expected a number above 0, got {value!r}.")
-        return int(value)
-
-    def req(self, key: str) -> int:
-        value = self.int(key, required=True)
-        assert value is not None
-        return value
-
-    def bool(self, key: str, default: bool) -> bool:
-        value = self.raw(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self._fail(key, f"expected true or false, got {value!r}.")
-        return value
-
-    def str(self, key: str) -> Optional[str]:
-        value = self.raw(key)
-        if value is not None and not isinstance(value, str):
-            raise self._fail(key, f"expected a string, got {value!r}.")
-        return value
-
-    def list(self, key: str) -> Optional[list]:
-        value = self.raw(key)
-        if value is not None and not isinstance(value, list):
-            raise self._fail(key, f"expected a list, got {value!r}.")
-        return value
-
-
-# ---------------------------------------------------------------------------------------------
-# Shapes and parameter counts
-
-
-@dataclass(frozen=True)
-class Shape:
-    """Everything the parameter count needs, normalised across families."""
-
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    intermediate: int
-    vocab: int
-    tied: bool
-    moe: Optional[MoESpec] = None
-    mla: Optional[MLASpec] = None
-    qkv_bias: bool = False
-    o_bias: bool = False
-    qk_norm: bool = False
-    norms_per_layer: int = 2
-    attention_sinks: bool = False
-    expert_bias: bool = False
-    router_bias: bool = False
-    router_score_bias: bool = False
-    shared_expert_gate: bool = False
-
-
-def _attention_params(s: Shape) -> int:
-    if s.mla is not None:
-        m = s.mla
-        qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim
-        if m.q_lora_rank:
-            q = s.hidden * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * s.heads * qk_head
-        else:
-            q = s.hidden * s.heads * qk_head
-        kv = (s.hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
-              + m.kv_lora_rank * s.heads * (m.qk_nope_head_dim + m.v_head_dim))
-        return q + kv + s.heads * m.v_head_dim * s.hidden
-    q_width, kv_width = s.heads * s.head_dim, s.kv_heads * s.head_dim
-    params = s.hidden * (q_width + 2 * kv_width) + q_width * s.hidden
-    if s.qkv_bias:
-        params += q_width + 2 * kv_width
-    if s.o_bias:
-        params += s.hidden
-    if s.qk_norm:
-        params += 2 * s.head_dim
-    if s.attention_sinks:
-        params += s.heads
-    return params
-
-
-def _expert_params(s: Shape, size: int) -> int:
-    params = 3 * s.hidden * size  # gate, up, down
-    if s.expert_bias:
-        params += 2 * size + s.hidden
-    return params
-
-
-def _moe_layer_params(s: Shape) -> tuple[int, int]:
-    """(all parameters, parameters used per token) of one MoE feed-forward block."""
-    moe = s.moe
-    assert moe is not None
-    expert = _expert_params(s, moe.moe_intermediate_size)
-    router = s.hidden * moe.num_experts
-    router += moe.num_experts if s.router_bias else 0
-    router += moe.num_experts if s.router_score_bias else 0
-    shared_size = moe.shared_expert_intermediate_size or moe.moe_intermediate_size
-    shared = moe.shared_experts * _expert_params(s, shared_size)
-    shared += s.hidden if s.shared_expert_gate else 0
-    total = moe.num_experts * expert + router + shared
-    return total, moe.experts_per_token * expert + router + shared
-
-
-def is_moe_layer(moe: Optional[MoESpec], index: int) -> bool:
-    return moe is not None and moe.is_moe_layer(index)
-
-
-def count_params(s: Shape) -> tuple[int, Optional[int]]:
-    """(params_total, params_active) from the shapes; active is None for dense models."""
-    embed = s.vocab * s.hidden
-    outer = embed + (0 if s.tied else embed) + s.hidden  # + final norm
-    per_layer = _attention_params(s) + s.norms_per_layer * s.hidden
-    dense_mlp = 3 * s.hidden * s.intermediate
-    total = active = outer
-    moe_total, moe_active = _moe_layer_params(s) if s.moe else (0, 0)
-    for index in range(s.layers):
-        if is_moe_layer(s.moe, index):
-            total += per_layer + moe_total
-            active += per_layer + moe_active
-        else:
-            total += per_layer + dense_mlp
-            active += per_layer + dense_mlp
-    return total, (active if s.moe else None)
-
-
-# ---------------------------------------------------------------------------------------------
 # From a config dict to a ModelSpec
 
 
 @dataclass
 class _Build:
-    f: _Fields
+    f: Fields
     model_type: str
     text_type: str
     notes: list[str] = field(default_factory=list)
@@ -268,11 +157,13 @@ class _Build:
 def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, file: str = CONFIG_NAME,
                      modelopt: Optional[Mapping[str, Any]] = None) -> ModelSpec:
     """Build a ModelSpec from a parsed config.json (and ModelOpt's hf_quant_config.json, if any)."""
-    top = _Fields(config, file, "", {})
+    top = Fields(config, file, "", {})
     model_type = top.str("model_type")
     if not model_type:
         raise ReaderError("this required key is missing: vLLM picks the architecture from it.",
                           file=file, key="model_type")
+    archs = _architectures(config, file)
+    _refuse_unmodelled(config, model_type, archs, file)
     text_cfg = config.get("text_config")
     if text_cfg is not None and not isinstance(text_cfg, dict):
         raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key="text_config")
@@ -280,40 +171,53 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     text_type = (data.get("model_type") if text_cfg is not None else None) or _TEXT_MODEL_TYPES.get(
         model_type, model_type)
     prefix = "text_config." if text_cfg is not None else ""
-    b = _Build(_Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {})), model_type, text_type)
+    f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type))
+    b = _Build(f, model_type, text_type)
 
-    shape, mla, moe, head_dim = _shape(b)
-    kinds, window, chunk = _layer_kinds(b, shape.layers)
+    layers = f.req("num_hidden_layers")
+    mixers, window, chunk = _mixers(b, layers)
+    moe = _moe(f, text_type)
+    ffns = _ffns(b, layers, moe)
+    shape, mla, head_dim = _shape(b, layers, moe, mixers, ffns)
     total, active = count_params(shape)
-    quant = _quantization(config, text_cfg, modelopt, file, b.notes)
-    spec = ModelSpec(
+    quant = read_quantization(config, text_cfg, modelopt, file, b.notes, _layer_parts(shape))
+    counts = {kind: mixers.count(kind) for kind in ("full", "sliding", "chunked", "linear", "none")}
+    return ModelSpec(
         id=model_id,
-        architectures=tuple(_architectures(config, file)),
+        architectures=tuple(archs),
         model_type=model_type,
-        num_hidden_layers=shape.layers,
+        num_hidden_layers=layers,
         hidden_size=shape.hidden,
         num_attention_heads=shape.heads,
         num_key_value_heads=shape.kv_heads,
         head_dim=head_dim,
         intermediate_size=shape.intermediate,
         vocab_size=shape.vocab,
-        max_position_embeddings=b.f.req("max_position_embeddings"),
+        max_position_embeddings=f.req("max_position_embeddings"),
         tie_word_embeddings=shape.tied,
         torch_dtype=_dtype(config, data, file, b.notes),
         moe=moe,
         mla=mla,
-        layer_kinds=kinds,
+        layer_kinds=LayerKinds(**counts),
+        layer_mixers=tuple(mixers),
+        layer_ffns=tuple(ffns),
         sliding_window=window,
         attention_chunk_size=chunk,
+        ssm=shape.ssm,
+        mlp_gated=shape.mlp_gated,
+        learned_positions=shape.learned_positions,
+        attn_output_gate=shape.attn_output_gate,
+        norms_per_layer=shape.norms_per_layer,
+        unmodelled=_unmodelled(f),
         quantization=quant,
         is_multimodal=text_cfg is not None or "vision_config" in config,
         params_total=total,
+        params_by_part=params_by_part(shape),
         params_active=active,
         params_source="computed from config shapes by vllm-reader (not from safetensors)",
         source=source,
         notes=_final_notes(b),
     )
-    return spec
 
 
 def _final_notes(b: _Build) -> str:
@@ -331,6 +235,19 @@ def _architectures(config: Mapping[str, Any], file: str) -> list[str]:
     return archs
 
 
+def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[str], file: str) -> None:
+    """Encoder-decoder and pooling-only models: vLLM serves them, vllm-reader does not model them."""
+    what = ", ".join(archs) or model_type
+    if config.get("is_encoder_decoder") is True or model_type in _ENCODER_DECODER_TYPES:
+        raise ReaderError(
+            f"{what} is an encoder-decoder model; vllm-reader models decoder-only generation, so its encoder "
+            "cache, cross-attention KV and scheduling are not modelled.", file=file, key="model_type")
+    if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
+        raise ReaderError(
+            f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
+            "which vllm-reader does not model.", file=file, key="architectures" if archs else "model_type")
+
+
 def _dtype(config: Mapping[str, Any], data: Mapping[str, Any], file: str, notes: list[str]) -> str:
     for where, key in ((config, "torch_dtype"), (config, "dtype"), (data, "torch_dtype"), (data, "dtype")):
         value = where.get(key)
@@ -339,50 +256,107 @@ def _dtype(config: Mapping[str, Any], data: Mapping[str, Any], file: str, notes:
         if not isinstance(value, str) or value.lower() not in _DTYPES:
             raise ReaderError(f"expected bfloat16, float16 or float32, got {value!r}.", file=file, key=key)
         return _DTYPES[value.lower()]
-    notes.append("torch_dtype absent from config.json: bfloat16 assumed.")
+    # transformers then loads float32, and vLLM's dtype 'auto' runs a float32 config in bfloat16 where the
+    # GPU supports it (_get_and_verify_dtype, vllm/config/model.py)
+    notes.append("torch_dtype absent from config.json: bfloat16 assumed (vLLM's dtype auto runs it in 16-bit).")
     return "bfloat16"
 
 
-def _head_dim(f: _Fields, hidden: int, heads: int) -> int:
+def _head_dim(f: Fields, hidden: int, heads: int) -> int:
     explicit = f.int("head_dim")
     if explicit is not None:
         return explicit
     if hidden % heads:
-        raise f._fail("head_dim", f"absent, and hidden_size {hidden} is not a multiple of "
-                                  f"num_attention_heads {heads}.")
+        raise f.fail("head_dim", f"absent, and hidden_size {hidden} is not a multiple of "
+                                 f"num_attention_heads {heads}.")
     return hidden // heads
 
 
-def _shape(b: _Build) -> tuple[Shape, Optional[MLASpec], Optional[MoESpec], int]:
+def _layer_parts(s: Shape) -> dict[str, int]:
+    """How many layers hold each quantizable part (for ignore lists that name layers one by one)."""
+    mixers = [s.mixer(i) for i in range(s.layers)]
+    ffns = [s.ffn(i) for i in range(s.layers)]
+    moe_layers = ffns.count("moe")
+    return {"attention": sum(mixers.count(k) for k in ATTENTION_MIXERS), "linear_mixer": mixers.count("linear"),
+            "dense_mlp": ffns.count("dense"), "experts": moe_layers,
+            "shared_experts": moe_layers if s.moe is not None and s.moe.shared_experts else 0, "lm_head": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes
+
+
+def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
+           ffns: list[str]) -> tuple[Shape, Optional[MLASpec], int]:
     f, t = b.f, b.text_type
-    hidden, heads, layers = f.req("hidden_size"), f.req("num_attention_heads"), f.req("num_hidden_layers")
+    hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
     kv_heads = f.int("num_key_value_heads") or heads
     mla = _mla(f)
     head_dim = (mla.qk_nope_head_dim + mla.qk_rope_head_dim) if mla else _head_dim(f, hidden, heads)
-    moe = _moe(f, t)
-    if t == "llama4_text":
-        intermediate = f.req("intermediate_size_mlp")
-    else:
-        intermediate = f.req("intermediate_size")
     tied = f.bool("tie_word_embeddings", default=t not in _UNTIED_BY_DEFAULT)
     attention_bias = f.bool("attention_bias", default=False)
+    layernorm = t in _LAYERNORM_TYPES
+    biased = layernorm and (t != "opt" or f.bool("enable_bias", default=True))
     shape = Shape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
-        intermediate=intermediate, vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
-        qkv_bias=attention_bias or t in _QKV_BIAS_TYPES,
-        o_bias=attention_bias and t not in _NO_O_BIAS_TYPES,
+        intermediate=_intermediate(b, hidden, ffns), vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
+        qkv_bias=attention_bias or t in _QKV_BIAS_TYPES or biased,
+        o_bias=(attention_bias and t not in _NO_O_BIAS_TYPES) or biased,
         qk_norm=t in _QK_NORM_TYPES or (t == "glm4_moe" and f.bool("use_qk_norm", default=False)),
-        norms_per_layer=4 if t in _FOUR_NORM_TYPES else 2,
+        norms_per_layer=4 if t in _FOUR_NORM_TYPES else (1 if t == "nemotron_h" else 2),
         attention_sinks=t == "gpt_oss",
         expert_bias=t == "gpt_oss",
         router_bias=t == "gpt_oss",
-        router_score_bias=t in _SCORE_BIAS_TYPES and f.str("topk_method") in (None, "noaux_tc"),
-        shared_expert_gate=t == "qwen2_moe",
+        router_score_bias=(t in _SCORE_BIAS_TYPES and f.str("topk_method") in (None, "noaux_tc"))
+        or (t == "nemotron_h" and moe is not None),
+        shared_expert_gate=t in _SHARED_GATE_TYPES and moe is not None and moe.shared_experts > 0,
+        mlp_gated=not (layernorm or t == "nemotron_h"),
+        mlp_bias=biased or f.bool("mlp_bias", default=False),
+        norm_bias=layernorm,
+        learned_positions=_learned_positions(b),
+        attn_output_gate=t in _GDN_TYPES and f.bool("attn_output_gate", default=True),
+        ssm=_ssm(b) if "linear" in mixers else None,
+        mamba_bias=t == "nemotron_h" and f.bool("use_bias", default=False),
+        mamba_conv_bias=f.bool("use_conv_bias", default=True),
+        mixers=tuple(mixers),
+        ffns=tuple(ffns),
+        extra_outer=_opt_projections(b, hidden),
     )
-    return shape, mla, moe, head_dim
+    return shape, mla, head_dim
 
 
-def _mla(f: _Fields) -> Optional[MLASpec]:
+def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
+    f, t = b.f, b.text_type
+    if t == "llama4_text":
+        return f.req("intermediate_size_mlp")
+    if t == "gpt2":
+        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP)
+    if "dense" not in ffns and not f.has("intermediate_size"):
+        return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
+    return f.req("intermediate_size")
+
+
+def _learned_positions(b: _Build) -> int:
+    if b.text_type == "gpt2":
+        return b.f.req("max_position_embeddings")
+    if b.text_type == "opt":
+        return b.f.req("max_position_embeddings") + 2  # OPTLearnedPositionalEmbedding's offset of 2
+    return 0
+
+
+def _opt_projections(b: _Build, hidden: int) -> int:
+    """OPT-350m embeds in word_embed_proj_dim and projects in and out of the hidden size; the
+    embedding table then has word_embed_proj_dim columns, not hidden (counted here as the difference)."""
+    if b.text_type != "opt":
+        return 0
+    proj = b.f.int("word_embed_proj_dim") or hidden
+    if proj == hidden:
+        return 0
+    vocab = b.f.req("vocab_size")
+    return 2 * proj * hidden + vocab * (proj - hidden)
+
+
+def _mla(f: Fields) -> Optional[MLASpec]:
     if not f.has("kv_lora_rank"):
         return None
     return MLASpec(
@@ -394,7 +368,45 @@ def _mla(f: _Fields) -> Optional[MLASpec]:
     )
 
 
-def _moe(f: _Fields, text_type: str) -> Optional[MoESpec]:
+def _ssm(b: _Build) -> SsmSpec:
+    f = b.f
+    if b.text_type in _GDN_TYPES:
+        # Qwen3.5 names the recurrent state's dtype (mamba_ssm_dtype), which vLLM takes under 'auto'
+        # (Qwen3_5ForConditionalGenerationConfig, vllm/model_executor/models/config.py @ v0.32.0)
+        return SsmSpec(kind="gated_delta_net", heads=f.req("linear_num_value_heads"),
+                       head_dim=f.req("linear_value_head_dim"), groups=f.req("linear_num_key_heads"),
+                       state_size=f.req("linear_key_head_dim"), conv_kernel=f.req("linear_conv_kernel_dim"),
+                       ssm_state_dtype=_state_dtype(f, "mamba_ssm_dtype"))
+    if b.text_type == "nemotron_h":
+        # vLLM's NemotronHForCausalLMConfig takes the config's own mamba_ssm_cache_dtype under 'auto'; without
+        # one it picks a per-release default (applied by the capacity model)
+        return SsmSpec(kind="mamba2", heads=f.req("mamba_num_heads"), head_dim=f.req("mamba_head_dim"),
+                       groups=f.req("n_groups"), state_size=f.req("ssm_state_size"),
+                       conv_kernel=f.req("conv_kernel"), ssm_state_dtype=_state_dtype(f, "mamba_ssm_cache_dtype"))
+    raise f.fail("model_type", f"linear-attention layers of model type '{b.text_type}' are not modelled "
+                               "(known: Qwen3-Next Gated DeltaNet, Nemotron-H Mamba2).")
+
+
+def _state_dtype(f: Fields, key: str) -> Optional[str]:
+    dtype = f.str(key)
+    if dtype is not None and dtype not in ("float32", "bfloat16", "float16"):
+        raise f.fail(key, f"expected float32, bfloat16 or float16, got {dtype!r}.")
+    return dtype
+
+
+def _unmodelled(f: Fields) -> tuple[str, ...]:
+    out = []
+    if f.has("index_head_dim"):
+        out.append(f"DeepSeek sparse attention: the indexer's own key cache ({f.int('index_head_dim')} values per "
+                   "token per layer) and its weights are not counted; KV figures cover the MLA latent only")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# MoE
+
+
+def _moe(f: Fields, text_type: str) -> Optional[MoESpec]:
     experts_key = next((k for k in ("num_local_experts", "num_experts", "n_routed_experts") if f.has(k)), None)
     if experts_key is None:
         return None
@@ -405,10 +417,6 @@ def _moe(f: _Fields, text_type: str) -> Optional[MoESpec]:
     expert_size_key = "moe_intermediate_size" if f.has("moe_intermediate_size") else "intermediate_size"
     shared, shared_size = _shared_experts(f, text_type)
     step_key = "interleave_moe_layer_step" if text_type == "llama4_text" else "decoder_sparse_step"
-    mlp_only = f.list("mlp_only_layers") or []
-    if mlp_only:
-        raise f._fail("mlp_only_layers", "dense layers listed by index are not supported yet; "
-                                         "use a catalog entry or remove the list.")
     return MoESpec(
         num_experts=num_experts,
         experts_per_token=f.req(top_k_key),
@@ -417,174 +425,120 @@ def _moe(f: _Fields, text_type: str) -> Optional[MoESpec]:
         shared_expert_intermediate_size=shared_size,
         dense_layers=f.int("first_k_dense_replace", positive=False) or 0,
         moe_layer_step=f.int(step_key) or 1,
+        latent_size=f.int("moe_latent_size"),
     )
 
 
-def _shared_experts(f: _Fields, text_type: str) -> tuple[int, Optional[int]]:
+def _shared_experts(f: Fields, text_type: str) -> tuple[int, Optional[int]]:
     if text_type == "llama4_text":
         return 1, None  # one shared expert per MoE layer, of the routed experts' size (architecture)
+    if text_type == "nemotron_h" and f.has("n_shared_experts"):
+        count = f.int("n_shared_experts", positive=False) or 0
+        return count, f.int("moe_shared_expert_intermediate_size")
     if f.has("n_shared_experts"):
         return f.int("n_shared_experts", positive=False) or 0, None
     size = f.int("shared_expert_intermediate_size", positive=False) or 0
     return (1, size) if size else (0, None)
 
 
-def _layer_kinds(b: _Build, layers: int) -> tuple[LayerKinds, Optional[int], Optional[int]]:
-    """Counts of full/sliding/chunked/linear layers, the sliding window and the chunk size."""
+def _ffns(b: _Build, layers: int, moe: Optional[MoESpec]) -> list[str]:
+    """Feed-forward block per layer: Nemotron-H's pattern, Qwen's mlp_only_layers, else the MoE rule."""
+    f = b.f
+    if b.text_type == "nemotron_h":
+        pattern = _nemotron_pattern(f, layers)
+        ffns = ["moe" if c == "E" else ("dense" if c == "-" else "none") for c in pattern]
+        if "moe" in ffns and moe is None:
+            raise f.fail("hybrid_override_pattern", "has MoE layers ('E') but the config gives no experts.")
+        return ffns
+    dense_listed = f.list("mlp_only_layers") or []
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in dense_listed):
+        raise f.fail("mlp_only_layers", f"expected layer indices from 0 to {layers - 1}, got {dense_listed!r}.")
+    return ["moe" if is_moe_layer(moe, i) and i not in dense_listed else "dense" for i in range(layers)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Token mixers per layer
+
+
+_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
+              "linear_attention": "linear", "mamba": "linear", "attention": "full",
+              "deepseek_sparse_attention": "full"}  # sparse attention over a full MLA cache (GLM-5.2)
+_NEMOTRON_CODES = {"M": "linear", "*": "full", "-": "none", "E": "none"}
+
+
+def _mixers(b: _Build, layers: int) -> tuple[list[str], Optional[int], Optional[int]]:
+    """The mixer of each layer (full/sliding/chunked/linear/none), the sliding window and the chunk size."""
     f, t = b.f, b.text_type
     window = f.int("sliding_window")
     types = f.list("layer_types")
     if types is not None:
-        return _kinds_from_types(f, types, layers, window)
+        return _mixers_from_types(f, types, layers, window)
+    if t == "nemotron_h":
+        return [_NEMOTRON_CODES[c] for c in _nemotron_pattern(f, layers)], None, None
+    if t in _GDN_TYPES:
+        interval = f.req("full_attention_interval")
+        return ["full" if (i + 1) % interval == 0 else "linear" for i in range(layers)], None, None
     if t == "llama4_text":
-        return _llama4_kinds(f, layers)
+        return _llama4_mixers(f, layers)
     if t == "gemma2":
-        sliding = sum(1 for i in range(layers) if (i + 1) % 2)
-        return LayerKinds(full=layers - sliding, sliding=sliding), window, None
+        return ["sliding" if (i + 1) % 2 else "full" for i in range(layers)], window, None
     if t == "gemma3_text":
         pattern = f.req("sliding_window_pattern")
-        sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
-        return LayerKinds(full=layers - sliding, sliding=sliding), window, None
+        return ["sliding" if (i + 1) % pattern else "full" for i in range(layers)], window, None
     if window is None or not f.bool("use_sliding_window", default=t not in _SLIDING_OFF_BY_DEFAULT):
         if window is not None:
             b.notes.append(f"sliding_window {window} is set but use_sliding_window is false: all layers full.")
-        return LayerKinds(full=layers), None, None
+        return ["full"] * layers, None, None
     max_pos = f.int("max_position_embeddings")
     if max_pos is not None and window >= max_pos:
         b.notes.append(f"sliding_window {window} is not below max_position_embeddings {max_pos}: no effect.")
-        return LayerKinds(full=layers), None, None
+        return ["full"] * layers, None, None
     if f.has("max_window_layers") and t in _QKV_BIAS_TYPES | {"qwen3", "qwen3_moe"}:
         first_sliding = min(f.int("max_window_layers", positive=False) or 0, layers)
-        return LayerKinds(full=first_sliding, sliding=layers - first_sliding), window, None
-    return LayerKinds(full=0, sliding=layers), window, None
+        return ["full" if i < first_sliding else "sliding" for i in range(layers)], window, None
+    # Mistral v0.1 style: one window on every layer (vLLM's Attention takes cache_config.sliding_window
+    # when the layer has no per-layer window, vllm/model_executor/layers/attention/attention.py @ v0.32.0)
+    return ["sliding"] * layers, window, None
 
 
-_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
-              "linear_attention": "linear", "mamba": "linear"}
+def _nemotron_pattern(f: Fields, layers: int) -> str:
+    pattern = f.str("hybrid_override_pattern")
+    if not pattern:
+        raise f.fail("hybrid_override_pattern", "this required key is missing: it says which layers are Mamba, "
+                                                "attention and MLP.")
+    if len(pattern) != layers or set(pattern) - set(_NEMOTRON_CODES):
+        raise f.fail("hybrid_override_pattern", f"expected {layers} characters from M, *, - and E, "
+                                                f"got {pattern!r}.")
+    return pattern
 
 
-def _kinds_from_types(f: _Fields, types: list, layers: int,
-                      window: Optional[int]) -> tuple[LayerKinds, Optional[int], Optional[int]]:
+def _mixers_from_types(f: Fields, types: list, layers: int,
+                       window: Optional[int]) -> tuple[list[str], Optional[int], Optional[int]]:
     if len(types) != layers:
-        raise f._fail("layer_types", f"lists {len(types)} layers but num_hidden_layers is {layers}.")
-    counts = {"full": 0, "sliding": 0, "chunked": 0, "linear": 0}
+        raise f.fail("layer_types", f"lists {len(types)} layers but num_hidden_layers is {layers}.")
+    mixers = []
     for value in types:
         kind = _TYPE_KIND.get(value) if isinstance(value, str) else None
         if kind is None:
-            raise f._fail("layer_types", f"unknown layer type {value!r} (known: {', '.join(_TYPE_KIND)}).")
-        counts[kind] += 1
-    if counts["sliding"] and window is None:
-        raise f._fail("sliding_window", "layer_types has sliding layers but no sliding_window is set.")
-    chunk = f.int("attention_chunk_size") if counts["chunked"] else None
-    return LayerKinds(**counts), (window if counts["sliding"] else None), chunk
+            raise f.fail("layer_types", f"unknown layer type {value!r} (known: {', '.join(_TYPE_KIND)}).")
+        mixers.append(kind)
+    if "sliding" in mixers and window is None:
+        raise f.fail("sliding_window", "layer_types has sliding layers but no sliding_window is set.")
+    chunk = f.int("attention_chunk_size") if "chunked" in mixers else None
+    return mixers, (window if "sliding" in mixers else None), chunk
 
 
-def _llama4_kinds(f: _Fields, layers: int) -> tuple[LayerKinds, Optional[int], Optional[int]]:
+def _llama4_mixers(f: Fields, layers: int) -> tuple[list[str], Optional[int], Optional[int]]:
     chunk = f.int("attention_chunk_size")
     rope_flags = f.list("no_rope_layers")  # 1 = uses RoPE and local (chunked) attention
     if not rope_flags:
         interval = f.req("no_rope_layer_interval")
         rope_flags = [int((i + 1) % interval != 0) for i in range(layers)]
     if len(rope_flags) != layers:
-        raise f._fail("no_rope_layers", f"lists {len(rope_flags)} layers but num_hidden_layers is {layers}.")
-    chunked = sum(1 for flag in rope_flags if flag) if chunk else 0
-    return LayerKinds(full=layers - chunked, chunked=chunked), None, (chunk if chunked else None)
+        raise f.fail("no_rope_layers", f"lists {len(rope_flags)} layers but num_hidden_layers is {layers}.")
+    mixers = ["chunked" if flag and chunk else "full" for flag in rope_flags]
+    return mixers, None, (chunk if "chunked" in mixers else None)
 
 
-# ---------------------------------------------------------------------------------------------
-# Quantization
-
-
-def _quantization(config: Mapping[str, Any], text_cfg: Optional[Mapping[str, Any]],
-                  modelopt: Optional[Mapping[str, Any]], file: str, notes: list[str]) -> Optional[QuantSpec]:
-    if modelopt is not None:
-        section = modelopt.get("quantization")
-        if not isinstance(section, dict):
-            raise ReaderError("expected a 'quantization' object.", file=MODELOPT_SIDECAR, key="quantization")
-        return _modelopt(section, MODELOPT_SIDECAR)
-    qc = config.get("quantization_config")
-    if qc is None and text_cfg is not None:
-        qc = text_cfg.get("quantization_config")
-    if qc is None:
-        return None
-    if not isinstance(qc, dict):
-        raise ReaderError(f"expected an object, got {qc!r}.", file=file, key="quantization_config")
-    method = qc.get("quant_method")
-    if not isinstance(method, str):
-        raise ReaderError("expected the name of the method (fp8, awq, gptq, ...).", file=file,
-                          key="quantization_config.quant_method")
-    return _quant_from_method(method.lower(), qc, file, notes)
-
-
-_MODELOPT_BITS = {"FP8": 8.0, "NVFP4": 4.5, "W4A8_AWQ": 4.0, "W4A16_AWQ": 4.0, "INT8_SQ": 8.0}
-
-
-def _modelopt(section: Mapping[str, Any], file: str) -> QuantSpec:
-    algo = str(section.get("quant_algo") or "").upper()
-    if algo not in _MODELOPT_BITS:
-        raise ReaderError(f"unknown ModelOpt quant_algo {algo or None!r} (known: {', '.join(_MODELOPT_BITS)}).",
-                          file=file, key="quantization.quant_algo")
-    excluded = section.get("exclude_modules") or []
-    kv = str(section.get("kv_cache_quant_algo") or "").upper()
-    return QuantSpec(
-        method="modelopt_fp4" if algo == "NVFP4" else "modelopt",
-        weight_bits=_MODELOPT_BITS[algo],
-        quantized_modules="all_but_lm_head" if any("lm_head" in str(m) for m in excluded) else "all_linear",
-        kv_cache_dtype="fp8" if kv == "FP8" else None,
-    )
-
-
-def _quant_from_method(method: str, qc: Mapping[str, Any], file: str, notes: list[str]) -> QuantSpec:
-    key = "quantization_config"
-    if method in ("fp8", "fbgemm_fp8"):
-        return QuantSpec(method=method, weight_bits=8.0, quantized_modules="all_but_lm_head")
-    if method == "mxfp4":
-        return QuantSpec(method="mxfp4", weight_bits=4.25, quantized_modules="experts_only")
-    if method in ("awq", "awq_marlin", "gptq", "gptq_marlin"):
-        bits = _number(qc, "bits", file, key)
-        lm_head = bool(qc.get("lm_head"))
-        return QuantSpec(method=method, weight_bits=bits,
-                         quantized_modules="all_linear" if lm_head else "all_but_lm_head")
-    if method == "bitsandbytes":
-        bits = 4.0 if qc.get("load_in_4bit") else 8.0
-        return QuantSpec(method=method, weight_bits=bits, quantized_modules="all_but_lm_head")
-    if method == "modelopt":
-        return _modelopt(qc, file)
-    if method == "compressed-tensors":
-        return _compressed_tensors(qc, file)
-    bits = qc.get("bits")
-    if isinstance(bits, (int, float)) and not isinstance(bits, bool) and bits > 0:
-        notes.append(f"quantization method '{method}' is not modelled in detail: {bits} bits per weight assumed.")
-        return QuantSpec(method=method, weight_bits=float(bits), quantized_modules="all_but_lm_head")
-    raise ReaderError(f"quantization method '{method}' is not known to vllm-reader and gives no 'bits'.",
-                      file=file, key="quantization_config.quant_method",
-                      hint="Add 'bits' to quantization_config or use a catalog model.")
-
-
-def _number(qc: Mapping[str, Any], name: str, file: str, key: str) -> float:
-    value = qc.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ReaderError(f"expected a positive number, got {value!r}.", file=file, key=f"{key}.{name}")
-    return float(value)
-
-
-def _compressed_tensors(qc: Mapping[str, Any], file: str) -> QuantSpec:
-    groups = qc.get("config_groups") or {}
-    bits = None
-    for group in groups.values() if isinstance(groups, dict) else []:
-        weights = group.get("weights") if isinstance(group, dict) else None
-        if isinstance(weights, dict) and isinstance(weights.get("num_bits"), (int, float)):
-            bits = float(weights["num_bits"])
-            break
-    if bits is None:
-        raise ReaderError("no config_groups.*.weights.num_bits found.", file=file,
-                          key="quantization_config.config_groups")
-    kv = qc.get("kv_cache_scheme")
-    kv_dtype = "fp8" if isinstance(kv, dict) and kv.get("num_bits") == 8 and kv.get("type") == "float" else None
-    ignored = qc.get("ignore") or []
-    return QuantSpec(method="compressed-tensors", weight_bits=bits, kv_cache_dtype=kv_dtype,
-                     quantized_modules="all_but_lm_head" if "lm_head" in ignored else "all_linear")
-
-
-__all__ = ["read_hf_config", "spec_from_config", "resolve_config_path", "count_params", "Shape",
-           "is_moe_layer", "CONFIG_NAME", "MODELOPT_SIDECAR"]
+__all__ = ["read_hf_config", "spec_from_config", "trim_config", "READ_KEYS", "resolve_config_path", "count_params", "Shape",
+           "is_moe_layer", "CONFIG_NAME", "MODELOPT_SIDECAR", "read_json"]

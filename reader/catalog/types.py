@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _Strict(BaseModel):
@@ -26,6 +26,9 @@ class MoESpec(_Strict):
     # i >= dense_layers); the others use a dense MLP of ModelSpec.intermediate_size. Llama 4
     # Maverick interleave_moe_layer_step = 2, Qwen MoE decoder_sparse_step.
     moe_layer_step: int = Field(default=1, gt=0)
+    # Added: latent MoE (Nemotron-3 Super): the routed experts work in a latent space of this width,
+    # entered and left through two replicated projections (fc1/fc2_latent_proj); None = the hidden size.
+    latent_size: Optional[int] = Field(default=None, gt=0)
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.dense_layers and (index + 1) % self.moe_layer_step == 0
@@ -44,27 +47,126 @@ class MLASpec(_Strict):
 
 
 class LayerKinds(_Strict):
-    """How many decoder layers use each attention kind (they must add up to num_hidden_layers)."""
+    """How many decoder layers use each token mixer (they must add up to num_hidden_layers)."""
 
     full: int
     sliding: int = 0  # sliding-window attention, window = sliding_window
     chunked: int = 0  # chunked local attention (Llama 4), chunk = attention_chunk_size
-    linear: int = 0  # linear attention / mamba state layers (constant state per request)
+    linear: int = 0  # linear attention / Mamba state layers (a constant state per request)
+    none: int = 0  # layers with no token mixer, only a feed-forward block (Nemotron-H '-' and 'E' layers)
+
+
+class SsmSpec(_Strict):
+    """The recurrent mixer of hybrid models' linear layers, in the config's own terms.
+
+    kind gated_delta_net (Qwen3-Next): heads = linear_num_value_heads, head_dim = linear_value_head_dim,
+    groups = linear_num_key_heads, state_size = linear_key_head_dim.
+    kind mamba2 (Nemotron-H): heads = mamba_num_heads, head_dim = mamba_head_dim, groups = n_groups,
+    state_size = ssm_state_size. Shapes of the per-request state follow vLLM's
+    MambaStateShapeCalculator (vllm/model_executor/layers/mamba/mamba_utils.py @ v0.32.0).
+    """
+
+    kind: Literal["gated_delta_net", "mamba2"]
+    heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    groups: int = Field(gt=0)
+    state_size: int = Field(gt=0)
+    conv_kernel: int = Field(gt=1)
+    # dtype the config names for the recurrent (temporal) state (Nemotron-H's mamba_ssm_cache_dtype); None =
+    # what vLLM picks under 'auto' for this family and release (capacity/data/vllm_memory.yaml).
+    ssm_state_dtype: Optional[Literal["float32", "bfloat16", "float16"]] = None
+
+    @property
+    def inner_size(self) -> int:
+        """Width of the value/x stream (Mamba2 intermediate size, GDN value dim)."""
+        return self.heads * self.head_dim
+
+    @property
+    def key_size(self) -> int:
+        """Width of B/C (Mamba2: groups x state) or of the keys (GDN: key heads x key head dim)."""
+        return self.groups * self.state_size
+
+
+# The parts of a decoder whose linear layers a checkpoint can quantize (or leave alone).
+QUANT_PARTS = ("attention", "linear_mixer", "dense_mlp", "experts", "shared_experts", "lm_head")
+
+
+class QuantFormat(_Strict):
+    """How one part's quantized weights are stored."""
+
+    weight_bits: float = Field(gt=0)  # payload bits of one weight (fp8/int8: 8, int4/fp4: 4)
+    # Scales and zero points stored beside the weights: one scale of scale_bits (and, for asymmetric
+    # formats, one zero point of zero_bits) per group_size weights. group_size None: one scale per
+    # output channel, tensor or 128x128 block (below 0.05% of the weights, not counted).
+    group_size: Optional[int] = Field(default=None, gt=0)
+    scale_bits: float = 0.0
+    zero_bits: float = 0.0
+    act_bits: Optional[int] = None  # activations quantized too (W8A8 fp8/int8: 8, NVFP4 W4A4: 4)
+
+    @property
+    def bits_per_weight(self) -> float:
+        """Stored bits per weight, scales and zero points included."""
+        if not self.group_size:
+            return self.weight_bits
+        return self.weight_bits + (self.scale_bits + self.zero_bits) / self.group_size
 
 
 class QuantSpec(_Strict):
-    """The checkpoint's own quantization (what vLLM reads from quantization_config)."""
+    """The checkpoint's own quantization (what vLLM reads from quantization_config).
 
-    method: str  # fp8, awq, gptq, mxfp4, modelopt, bitsandbytes, compressed-tensors, ...
-    weight_bits: float  # bits per weight of the quantized modules (fp8: 8, awq/gptq int4: 4, mxfp4: 4.25)
-    # Which weights are quantized; everything else stays in ModelSpec.torch_dtype.
-    #   all_linear: every linear layer, the LM head included (e.g. GPTQ with lm_head: true);
-    #   all_but_lm_head: the decoder's linear layers; embeddings and LM head stay unquantized
-    #     (vLLM's fp8/awq/modelopt paths never quantize the LM head);
-    #   experts_only: only the MoE expert weights (gpt-oss MXFP4).
-    # Norms, routers and embeddings are never counted as quantized.
-    quantized_modules: Literal["all_linear", "experts_only", "all_but_lm_head"] = "all_linear"
+    `formats` names the parts of the decoder (QUANT_PARTS) whose linear layers hold quantized
+    weights and how; a part that is absent keeps ModelSpec.torch_dtype. Embeddings, norms and MoE
+    routers are never quantized by the formats vLLM loads.
+    """
+
+    method: str  # fp8, awq, gptq, mxfp4, modelopt, modelopt_fp4, compressed-tensors, fbgemm_fp8, ...
+    scheme: str = ""  # the format in words: "fp8 block 128x128", "int4 group 32 symmetric", ...
+    formats: dict[str, QuantFormat]
+    # Modules the checkpoint leaves unquantized, as written (ignore / modules_to_not_convert /
+    # exclude_modules), kept for the report; their effect is already in `formats`.
+    excluded: tuple[str, ...] = ()
     kv_cache_dtype: Optional[str] = None  # a checkpoint that asks for an fp8 KV cache
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, data):
+        """Older catalog entries give `weight_bits` and `quantized_modules` instead of `formats`."""
+        if isinstance(data, dict) and "formats" not in data and "weight_bits" in data:
+            data = dict(data)
+            fmt = {"weight_bits": data.pop("weight_bits")}
+            parts = _SHORTHAND_PARTS[data.pop("quantized_modules", None) or "all_linear"]
+            data["formats"] = {part: fmt for part in parts}
+        return data
+
+    @field_validator("formats")
+    @classmethod
+    def _known_parts(cls, formats: dict) -> dict:
+        unknown = set(formats) - set(QUANT_PARTS)
+        if unknown:
+            raise ValueError(f"unknown parts {sorted(unknown)} (known: {', '.join(QUANT_PARTS)})")
+        return formats
+
+    def format_of(self, part: str) -> Optional[QuantFormat]:
+        return self.formats.get(part)
+
+    @property
+    def main(self) -> QuantFormat:
+        """The format of the largest quantized part (experts, else the dense layers), for display."""
+        for part in ("experts", "dense_mlp", "attention", "linear_mixer", "shared_experts", "lm_head"):
+            if part in self.formats:
+                return self.formats[part]
+        raise ValueError("a quantization with no quantized part")
+
+    @property
+    def weight_bits(self) -> float:
+        return self.main.weight_bits
+
+
+_SHORTHAND_PARTS = {
+    "all_linear": QUANT_PARTS,
+    "all_but_lm_head": tuple(p for p in QUANT_PARTS if p != "lm_head"),
+    "experts_only": ("experts",),
+}
 
 
 class ModelSpec(_Strict):
@@ -87,14 +189,30 @@ class ModelSpec(_Strict):
     moe: Optional[MoESpec] = None
     mla: Optional[MLASpec] = None
     layer_kinds: LayerKinds
+    # Added: the mixer of each layer in order (full/sliding/chunked/linear/none) and its feed-forward
+    # block (dense/moe/none), where the config says which layer is which; empty = derived from
+    # layer_kinds (spread evenly) and MoESpec.is_moe_layer. Pipeline stages split on these.
+    layer_mixers: tuple[Literal["full", "sliding", "chunked", "linear", "none"], ...] = ()
+    layer_ffns: tuple[Literal["dense", "moe", "none"], ...] = ()
     sliding_window: Optional[int] = None
     attention_chunk_size: Optional[int] = None
-    linear_state_bytes: Optional[int] = None  # per request per linear layer, in the model dtype
+    ssm: Optional[SsmSpec] = None  # the recurrent mixer of the linear layers
+    # Added: shapes outside the Llama mould.
+    mlp_gated: bool = True  # False: two-matrix MLP (GPT-2 c_fc/c_proj, OPT fc1/fc2)
+    learned_positions: int = 0  # rows of a learned position-embedding table (GPT-2, OPT)
+    attn_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head output gate
+    norms_per_layer: int = Field(default=2, ge=1)  # Gemma 2/3: 4; Nemotron-H: 1
+    # Added: parts of the model the reader found but vllm-reader does not model, said plainly in every
+    # capacity report (e.g. a sparse-attention indexer's key cache).
+    unmodelled: tuple[str, ...] = ()
     quantization: Optional[QuantSpec] = None
     is_multimodal: bool = False
     # Parameters of the language model (count, not bytes): no vision tower, no MTP/next-token
     # draft layers (vLLM loads those only for speculative decoding); tied embeddings counted once.
     params_total: int = Field(gt=0)
+    # Added: params_total split by part (embedding, attention, linear_mixer, dense_mlp, experts,
+    # shared_experts, router, norms, lm_head), as the reader counts them; empty for older entries.
+    params_by_part: dict[str, int] = Field(default_factory=dict)
     # MoE: parameters used per token, counted like the published headline figures: attention,
     # norms, router, the top-k routed and the shared experts, the embedding and the LM head
     # (the embedding table is counted whole although a token reads one row of it).

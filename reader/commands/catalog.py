@@ -81,7 +81,7 @@ def _quant(spec) -> str:
     q = spec.quantization
     if q is None:
         return spec.torch_dtype
-    scope = {"experts_only": " experts", "all_but_lm_head": "", "all_linear": ""}[q.quantized_modules]
+    scope = " experts" if set(q.formats) == {"experts"} else ""
     kv = f", kv {q.kv_cache_dtype}" if q.kv_cache_dtype else ""
     return f"{q.method}{scope}{kv}"
 

@@ -409,9 +409,9 @@ class _Resolver:
         value = entry["value"]
         if self.r.engine == "v0":
             value = False
-        if value == "model_supported":
+        if value in ("model_supported", "model_supported_with_hybrid"):
             hybrid = self.model is not None and self.model.layer_kinds.linear > 0
-            value = not hybrid
+            value = value == "model_supported_with_hybrid" or not hybrid
         self._set("enable_prefix_caching", value, "default",
                   "off for hybrid (mamba) models" if value is False and self.r.engine == "v1" else
                   f"vLLM {format_version(self.v)} default for this model", entry["source"])

@@ -76,7 +76,7 @@ def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, flo
     measured = kv_correction is None
     cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
                                             kv_correction=kv_correction or (0.0, "")))
-    notes: list[str] = []
+    notes: list[str] = list(cap.warnings)  # parts of the model the memory figures leave out, said plainly
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
     correction = kv_correction or _logged_correction(resolved, generated, cap)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
@@ -139,10 +139,15 @@ def _logged_correction(resolved: ResolvedDeployment, generated: Any, measured: C
 
 def scheduler_settings(r: ResolvedDeployment, cap: Capacity, notes: list[str]) -> SchedulerSettings:
     v = r.value
-    block_size = v("block_size") or 16
-    # The simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size"
-    # log line) already divides hybrid models' blocks among their groups.
+    # The block size vLLM ends up with (hybrid Mamba models raise it, see Capacity.block_size). The
+    # simulator keeps one KV-cache group; vLLM's own token capacity (its "GPU KV cache size" log line)
+    # already divides hybrid models' blocks among their groups.
+    block_size = cap.block_size
     blocks = int(cap.gpu_kv_cache_tokens.value) // block_size
+    configured = v("block_size") or 16
+    if block_size != configured:
+        notes.append(f"KV blocks of {block_size} tokens, not {configured}: vLLM raises the attention block size of a "
+                     "hybrid model so that one page holds a layer's recurrent state (the capacity command shows the sum)")
     if r.engine == "v0":
         notes.append("this release runs the V0 engine; it is simulated with the V1 scheduler, whose decisions differ "
                      "(V0 scheduled prefills and decodes in separate steps)")

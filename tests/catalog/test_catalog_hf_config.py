@@ -97,18 +97,23 @@ def test_qwen_window_applies_only_when_switched_on_and_above_max_window_layers()
     assert (spec.layer_kinds.full, spec.layer_kinds.sliding) == (20, 12)
 
 
-def test_quantization_methods_map_to_bits_and_scope():
-    def quant(qc):
-        return spec_from_config(_config(quantization_config=qc), model_id="m", source="s").quantization
+def _quant(qc):
+    return spec_from_config(_config(quantization_config=qc), model_id="m", source="s").quantization
 
-    assert quant({"quant_method": "gptq", "bits": 4, "lm_head": True}).quantized_modules == "all_linear"
-    assert quant({"quant_method": "bitsandbytes", "load_in_4bit": True}).weight_bits == 4
-    ct = quant({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
-                "config_groups": {"g": {"weights": {"num_bits": 8}}},
-                "kv_cache_scheme": {"num_bits": 8, "type": "float"}})
-    assert (ct.weight_bits, ct.kv_cache_dtype, ct.quantized_modules) == (8, "fp8", "all_but_lm_head")
+
+def test_quantization_methods_map_to_bits_and_scope():
+    gptq = _quant({"quant_method": "gptq", "bits": 4, "group_size": 128, "lm_head": True})
+    assert set(gptq.formats) == {"attention", "dense_mlp", "lm_head"}
+    assert gptq.formats["lm_head"].bits_per_weight == pytest.approx(4 + 20 / 128)  # fp16 scale + int4 zero
+    assert _quant({"quant_method": "bitsandbytes", "load_in_4bit": True}).weight_bits == 4
+    ct = _quant({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+                 "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}},
+                 "kv_cache_scheme": {"num_bits": 8, "type": "float"}})
+    assert (ct.weight_bits, set(ct.formats)) == (8, {"attention", "dense_mlp"})
+    # vLLM's 'auto' KV dtype follows only ModelOpt checkpoints; compressed-tensors scales need --kv-cache-dtype
+    assert ct.kv_cache_dtype is None
     with pytest.raises(ReaderError) as info:
-        quant({"quant_method": "mystery"})
+        _quant({"quant_method": "mystery"})
     assert "quantization_config.quant_method" in info.value.render()
 
 
@@ -175,3 +180,32 @@ def test_a_family_outside_the_catalog_with_a_gated_shared_expert():
     assert spec.params_total == pytest.approx(14.3e9, rel=0.01)
     assert spec.params_active == pytest.approx(2.7e9, rel=0.01)
     assert spec.sliding_window is None
+
+
+def test_an_ignore_list_that_names_layers_one_by_one_excludes_a_part_only_when_it_covers_every_layer():
+    layers = 32  # the Llama-3.1-8B fixture
+
+    def ignoring(indices):
+        names = [f"model.layers.{i}.self_attn.{p}_proj" for i in indices for p in "qkvo"] + ["lm_head"]
+        return _quant({"quant_method": "compressed-tensors", "ignore": names,
+                       "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}})
+
+    assert set(ignoring(range(layers)).formats) == {"dense_mlp"}
+    half = spec_from_config(_config(quantization_config={
+        "quant_method": "compressed-tensors", "ignore": [f"model.layers.{i}.self_attn.q_proj" for i in range(16)],
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}}),
+        model_id="m", source="s")
+    assert "attention" in half.quantization.formats
+    assert "unquantized in 16 of 32 layers" in half.notes
+
+
+def test_module_names_map_to_the_parts_they_belong_to():
+    from reader.catalog.hf_quant import part_of
+
+    assert part_of("re:.*self_attn.*") == "attention"
+    assert part_of("model.layers.3.linear_attn.in_proj_qkvz") == "linear_mixer"
+    assert part_of("backbone.layers.3.mixer.q_proj") == "attention"
+    assert part_of("model.layers.1.mlp.shared_experts.gate_proj") == "shared_experts"
+    assert part_of("model.layers.2.mlp.experts.3.up_proj") == "experts"
+    assert part_of("model.layers.0.mlp") == "dense_mlp"
+    assert part_of("re:.*mlp.gate$") == part_of("gate") == part_of("vision_model.encoder") == "outside"

@@ -35,7 +35,7 @@ def test_gpt_oss_has_64_wide_heads_and_alternating_128_token_windows():
         assert (spec.layer_kinds.sliding, spec.layer_kinds.full) == (layers // 2, layers // 2)
         assert spec.sliding_window == 128
         assert spec.quantization.method == "mxfp4"
-        assert spec.quantization.quantized_modules == "experts_only"
+        assert set(spec.quantization.formats) == {"experts"}  # attention, router, LM head stay 16-bit
 
 
 def test_gemma_3_27b_has_128_wide_heads_and_52_sliding_layers():
@@ -78,7 +78,8 @@ def test_checkpoints_that_ship_quantized_say_so():
     assert get_model("moonshotai/Kimi-K2-Instruct").quantization.method == "fp8"
     assert get_model("Qwen/Qwen3-32B-FP8").quantization.weight_bits == 8
     nvidia = get_model("nvidia/Llama-3.1-70B-Instruct-FP8").quantization
-    assert (nvidia.method, nvidia.kv_cache_dtype, nvidia.quantized_modules) == ("modelopt", "fp8", "all_but_lm_head")
+    assert (nvidia.method, nvidia.kv_cache_dtype) == ("modelopt", "fp8")
+    assert "lm_head" not in nvidia.formats  # exclude_modules names it
     awq = get_model("Qwen/Qwen2.5-7B-Instruct-AWQ")
     assert (awq.quantization.method, awq.quantization.weight_bits, awq.torch_dtype) == ("awq", 4, "float16")
     assert get_model("meta-llama/Llama-3.1-8B").quantization is None

@@ -253,9 +253,8 @@ DIAGNOSE = {
     "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": (
         "no-start", {}, "No available memory", True,
         f"the real failure was on H20s (KV cache too small); {ASSUMED_H100} the FP8 weights leave no KV memory at "
-        "all; FP8 assumed from the name over the BF16 catalog shape (lacks: the FP8 checkpoint's own config, 9B)"),
-    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": (
-        "exit-2", {}, "Qwen/Qwen2.5-0.5B-Instruct", False, "lacks: Qwen/Qwen2.5-0.5B-Instruct in the catalog (9B)"),
+        "all"),
+    "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("full", {}, "", True, "model inferred from the path"),
     "issue_vllm-14117_deepseek-r1_tp8_pp2_mtp.sh": (
         "no-start", {}, "replaced by --speculative-config", True,
         "the real start-up failure (PP x MTP at its own release, tests/rules); at 0.33.0 the legacy flags are refused"),
@@ -263,18 +262,16 @@ DIAGNOSE = {
     "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": (
         "no-start", {}, "max seq len (131072)", True, "the real start-up failure (KV cache too small)"),
     "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": (
-        "exit-2", {}, "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", False,
-        "lacks: Qwen/Qwen3-Coder-30B-A3B-Instruct(-FP8) in the catalog (9B) and per-stage GPUs (helper 14)"),
+        "full", {}, "", True, "model inferred from the path; the two stages' different GPUs are not read (helper 14)"),
     "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": (
         "no-start", {}, "replaced by --speculative-config", True,
-        "refused at the newest release (assumed) for its legacy flags whatever the model; lacks: "
-        "casperhansen/mixtral-instruct-awq in the catalog (9B) for its memory"),
+        "refused at the newest release (assumed) for its legacy flags"),
     "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": (
         "exit-2", {}, "deepseek-ai/deepseek-coder-33b-instruct", False,
         "the folder name gives deepseek-ai/deepseek-coder-33b-instruct; lacks: that model in the catalog"),
     "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("full", {}, "", True, ""),
     "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": (
-        "full", {}, "", True, "FP8 assumed from the name over Qwen/Qwen3-32B (lacks: RedHatAI's own config, 9B)"),
+        "full", {}, "", True, ""),
     "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("full", {}, "", True, ""),
     "llmd_wide-ep-lws_decode_leaderworkerset.yaml": (
         "no-start", {}, "No available memory", False,
@@ -284,10 +281,8 @@ DIAGNOSE = {
     "prodstack_gie_gpu-deployment.yaml": ("full", {}, "", True, ""),
     "prodstack_multi-round-qa_model.yaml": ("full", {}, "", True, ""),
     "prodstack_values-02-basic-config.yaml": ("full", {}, "", True, ""),
-    "prodstack_values-05-cpu-offloading.yaml": (
-        "exit-2", {}, "mistralai/Mistral-7B-Instruct-v0.2", False, "lacks: Mistral-7B-Instruct-v0.2 in the catalog (9B)"),
-    "prodstack_values-15b-pipeline-parallel-ray.yaml": (
-        "exit-2", {}, "distilbert/distilgpt2", False, "lacks: distilgpt2 in the catalog and GPT-2 layers (9B)"),
+    "prodstack_values-05-cpu-offloading.yaml": ("full", {}, "", True, ""),
+    "prodstack_values-15b-pipeline-parallel-ray.yaml": ("full", {}, "", True, "GPT-2 layers"),
     "prodstack_values-16-disagg-prefill.yaml": ("full", {}, "", True, ""),
     "prodstack_values-25-v100-tp2.yaml": ("full", {}, "", True, "V100 not read from the values (helper 14)"),
     "recipes_deepseek-r1_8xh200_tp8_ep.sh": (
@@ -305,32 +300,30 @@ DIAGNOSE = {
         "no-start", {"model": "openai/gpt-oss-120b"}, "No available memory", True,
         f"as above, with the EAGLE3 draft; {ASSUMED_H100}"),
     "recipes_kimi-k2-thinking_tp8_dcp8.sh": (
-        "exit-2", {}, "moonshotai/Kimi-K2-Thinking", False, "lacks: Kimi-K2-Thinking (INT4 MLA) in the catalog (9B)"),
+        "no-start", {}, "No available memory", True,
+        f"{ASSUMED_H100}: about 590 GB of INT4 experts exceed 8 x 80 GB; the recipe is for H200"),
     "recipes_llama3.3_hopper.yaml": (
         "no-start", {"model": "nvidia/Llama-3.3-70B-Instruct-FP8"}, "No available memory", True,
-        f"{ASSUMED_H100}: 67.7 GiB of FP8 weights and the profile run fill 0.92 of 80 GB (FP8 assumed from the "
-        "name; lacks: NVIDIA's own config, 9B)"),
+        f"{ASSUMED_H100}: 67.7 GiB of FP8 weights and the profile run fill 0.92 of 80 GB"),
     "recipes_llama4_blackwell.yaml": (
         "no-start", {"model": "nvidia/Llama-4-Scout-17B-16E-Instruct-FP4"}, "max seq len (10485760)", True,
         "the default max_model_len is Scout's 10M positions, which no single GPU's KV cache holds"),
     "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": (
         "no-start", {}, "No available memory", True,
-        f"{ASSUMED_H100}; FP8 assumed from the name (lacks: the FP8 checkpoint's own config, 9B)"),
-    "recipes_qwen3-next_mtp.sh": (
-        "exit-2", {}, "Qwen/Qwen3-Next-80B-A3B-Instruct", False, "lacks: Qwen3-Next (hybrid) in the catalog (9B)"),
+        f"{ASSUMED_H100}"),
+    "recipes_qwen3-next_mtp.sh": ("full", {}, "", True, "hybrid linear attention"),
     "recipes_qwen3.8-27b_nvfp4_2x5090.sh": (
         "exit-2", {}, "unsloth/Qwen3.8-27B-NVFP4", False, "lacks: Qwen3.8-27B (or its NVFP4 export) in the catalog"),
-    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": (
-        "exit-2", {}, "meta-llama/Llama-2-7b-chat-hf", False, "lacks: Llama-2-7b-chat-hf in the catalog (9B)"),
+    "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("full", {}, "", True, ""),
     "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": (
-        "full", {}, "", True, "FP8 assumed from the name over Maverick's BF16 shape (lacks: its own config, 9B)"),
+        "full", {}, "", True, ""),
     "vllm_docs_serve_args_config.yaml": ("full", {}, "", True, ""),
     "vllm_perf-benchmarks_serving-tests-rocm.json": ("full", {}, "", True, ""),
     "vllm_perf-benchmarks_serving-tests.json": (
         "no-start", {}, "--swap-space was removed", True,
         "no release named anywhere: at the newest (assumed, said so) --swap-space is refused"),
 }
-DONE_NOW = 32  # the issue asks for 42 of 46; the rows above say what the others lack
+DONE_NOW = 39  # the issue asks for 42 of 46; the rows above say what the others lack
 
 
 def test_the_diagnose_table_covers_every_corpus_file():
@@ -344,7 +337,7 @@ def test_the_diagnose_table_covers_every_corpus_file():
 def test_the_count_of_configs_done():
     done = [name for name, row in DIAGNOSE.items() if row[3]]
     assert len(done) == DONE_NOW
-    assert sum(1 for row in DIAGNOSE.values() if row[0] == "full") == 17
+    assert sum(1 for row in DIAGNOSE.values() if row[0] == "full") == 23
 
 
 @pytest.mark.parametrize("name", sorted(DIAGNOSE))
