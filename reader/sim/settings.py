@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import ReaderError
 from ..versions import parse_version
-from .versions import ASYNC_OFF_SPEC_METHODS, NEWEST_VERSION, SchedulerBehaviour, behaviour_for, verification_note
+from .versions import (ASYNC_OFF_SPEC_METHODS, NEWEST_VERSION, SchedulerBehaviour, behaviour_for, first_release,
+                       verification_note)
 
 # Speculative methods whose drafter keeps KV of its own, so the scheduler allocates
 # `num_speculative_tokens` lookahead slots per request (scheduler-v1.md section 1).
@@ -159,24 +160,21 @@ def resolve(settings: SchedulerSettings, *, longest_request: int = 2048) -> Reso
     if not beh.v1_engine_default:
         notes.append(f"vLLM {beh.version} defaults to the V0 engine; the simulation uses the V1 scheduler's rules.")
 
-    def only_from(flag: str, exists: bool, value: Any, default: Any, since: str) -> Any:
+    def only_from(flag: str, feature: str, value: Any, default: Any) -> Any:
         if value is None:
             return default
-        if not exists and value != default:
-            notes.append(f"{flag}={value!r} ignored: vLLM {beh.version} has no such setting (it arrived in {since}).")
+        if not getattr(beh, feature) and value != default:
+            notes.append(f"{flag}={value!r} ignored: vLLM {beh.version} has no such setting "
+                         f"(it arrived in {first_release(feature)}).")
             return default
         return value
 
-    full_isl = only_from("scheduler_reserve_full_isl", beh.full_isl_gate_exists, settings.scheduler_reserve_full_isl,
-                         beh.full_isl_gate_exists, "0.19.0")
-    watermark = only_from("watermark", beh.watermark_exists, settings.watermark, 0.0, "0.24.0")
-    adaptive = only_from("long_prefill_token_threshold_adaptive", beh.adaptive_threshold_exists,
-                         settings.long_prefill_token_threshold_adaptive, False, "0.31.0")
-    active = settings.max_num_active_seqs
-    if active is not None and not beh.max_num_active_seqs_exists:
-        notes.append(f"max_num_active_seqs={active} ignored: vLLM {beh.version} has no such setting "
-                     "(it arrived in 0.31.0).")
-        active = None
+    full_isl = only_from("scheduler_reserve_full_isl", "full_isl_gate_exists", settings.scheduler_reserve_full_isl,
+                         beh.full_isl_gate_exists)
+    watermark = only_from("watermark", "watermark_exists", settings.watermark, 0.0)
+    adaptive = only_from("long_prefill_token_threshold_adaptive", "adaptive_threshold_exists",
+                         settings.long_prefill_token_threshold_adaptive, False)
+    active = only_from("max_num_active_seqs", "max_num_active_seqs_exists", settings.max_num_active_seqs, None)
 
     spec = settings.speculative
     k = spec.num_speculative_tokens if spec else 0

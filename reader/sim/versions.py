@@ -109,6 +109,14 @@ def behaviour_for(version: str | VersionTuple) -> SchedulerBehaviour:
     return SchedulerBehaviour(version=format_version(v), **values)
 
 
+def first_release(feature: str) -> str:
+    """The release a feature arrived in: the lower bound of its first row whose value is true."""
+    for row in TABLE:
+        if row.feature == feature and row.value is True:
+            return row.versions.split("..")[0]
+    raise KeyError(feature)
+
+
 def verification_note(version: str) -> str | None:
     """A note for versions whose decisions no golden trace has checked, else None."""
     v = format_version(parse_version(version))

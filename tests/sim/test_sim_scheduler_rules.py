@@ -192,6 +192,19 @@ def test_unverified_versions_get_a_note_and_settings_they_lack_are_ignored_with_
     assert default.vllm_version == "0.33.0" and default.enable_prefix_caching and default.async_scheduling
 
 
+@pytest.mark.parametrize("setting, value, arrived", [
+    ("watermark", 0.2, "0.24.0"),
+    ("scheduler_reserve_full_isl", True, "0.19.0"),
+    ("long_prefill_token_threshold_adaptive", True, "0.31.0"),
+    ("max_num_active_seqs", 4, "0.31.0"),
+])
+def test_a_setting_newer_than_the_release_is_ignored_naming_the_release_it_arrived_in(setting, value, arrived):
+    cfg = resolve(SchedulerSettings(vllm_version="0.18.0", **{setting: value}))
+    assert [n for n in cfg.notes if n.startswith(f"{setting}={value!r} ignored")] == [
+        f"{setting}={value!r} ignored: vLLM 0.18.0 has no such setting (it arrived in {arrived})."]
+    assert resolve(SchedulerSettings(vllm_version="0.32.0", **{setting: value})).notes == ()
+
+
 def test_settings_errors_name_the_key():
     from reader.errors import ReaderError
 
