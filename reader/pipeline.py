@@ -69,6 +69,7 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool
             model=model, gpu=r.require_gpu(), vllm_version=_release(r), engine=r.engine,
             tensor_parallel_size=v("tensor_parallel_size") or 1, pipeline_parallel_size=v("pipeline_parallel_size") or 1,
             data_parallel_size=v("data_parallel_size") or 1, enable_expert_parallel=bool(v("enable_expert_parallel")),
+            redundant_experts=redundant_experts(r),
             pp_layer_partition=tuple(int(x) for x in partition.split(",")) if partition else None,
             dtype=v("dtype") or "auto",
             quantization=_user_quantization(r),
@@ -90,6 +91,21 @@ def capacity_request(r: ResolvedDeployment, workload: Any = None, measured: bool
         )
     except ValueError as err:  # a value our model cannot take (e.g. a non-positive size)
         raise ReaderError(f"cannot model this deployment: {err}", file=r.deployment.source) from None
+
+
+def redundant_experts(r: ResolvedDeployment) -> int:
+    """EPLB's redundant experts: `--eplb-config '{"num_redundant_experts": N}'` (or `--num-redundant-experts N`
+    up to 0.11.2), counted only with --enable-eplb, as vLLM refuses them otherwise (vllm/config/parallel.py
+    ParallelConfig.__post_init__ @ v0.32.0)."""
+    other = r.deployment.serving.other
+    if not other.get("enable_eplb"):
+        return 0
+    config = other.get("eplb_config")
+    value = config.get("num_redundant_experts") if isinstance(config, dict) else other.get("num_redundant_experts")
+    try:
+        return max(int(str(value)), 0) if value is not None else 0
+    except ValueError:
+        return 0
 
 
 def _memory_terms(r: ResolvedDeployment) -> dict[str, int]:

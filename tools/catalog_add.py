@@ -20,7 +20,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from reader.catalog.hf_config import read_hf_config, trim_config  # noqa: E402
+from reader.catalog.hf_config import trim_config  # noqa: E402
+from reader.catalog.model_files import read_model_path  # noqa: E402
 
 MODELS_DIR = REPO / "reader" / "catalog" / "models"
 FIELD_ORDER = ("id", "aliases", "verification", "source", "license", "published_params", "filled", "unverified",
@@ -48,7 +49,7 @@ def write_entry(raw: dict, entry: dict, sidecar: dict | None = None) -> Path:
     ordered.update({k: v for k, v in entry.items() if k not in ordered})
     text = yaml.safe_dump(ordered, sort_keys=False, width=110, allow_unicode=True)
     (folder / "source.yaml").write_text(text, encoding="utf-8")
-    read_hf_config(folder)  # the entry must read with the users' reader
+    read_model_path(folder)  # the entry must read with the users' reader
     return folder
 
 

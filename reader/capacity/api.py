@@ -42,6 +42,7 @@ class CapacityRequest(BaseModel):
     data_parallel_size: int = Field(1, ge=1)
     decode_context_parallel_size: int = Field(1, ge=1)  # DCP splits full-attention KV over the TP ranks
     enable_expert_parallel: bool = False
+    redundant_experts: int = Field(default=0, ge=0)  # EPLB's extra physical experts (with expert parallelism)
     pp_layer_partition: Optional[tuple[int, ...]] = None  # VLLM_PP_LAYER_PARTITION
     dtype: str = "auto"
     quantization: Optional[str] = None  # None: the checkpoint's own quantization, if any
@@ -176,7 +177,7 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
                           key="tensor_parallel_size")
     ep = tp * req.data_parallel_size if (req.enable_expert_parallel and m.moe is not None) else 1
     wfmt = resolve_weight_format(m, req.quantization, req.dtype, req.gpu)
-    shapes = gpu_shapes(m, req.gpu, wfmt, tp, ep)
+    shapes = gpu_shapes(m, req.gpu, wfmt, tp, ep, req.redundant_experts if ep > 1 else 0)
     kvb, kv_label = kv_dtype_bytes(req.kv_cache_dtype, m, wfmt.act_bytes)
     stages = _stages(req)
     notes: list[str] = []

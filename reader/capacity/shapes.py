@@ -237,8 +237,9 @@ def is_blackwell(gpu: GpuSpec) -> bool:
     return "blackwell" in gpu.arch.lower()
 
 
-def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, ep: int = 1) -> GpuShapes:
-    """Per-GPU linear shapes under TP (and EP for routed experts)."""
+def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, ep: int = 1,
+               redundant_experts: int = 0) -> GpuShapes:
+    """Per-GPU linear shapes under TP (and EP for routed experts, with EPLB's redundant copies)."""
     if tp < 1 or ep < 1:
         raise ReaderError("parallel sizes must be >= 1", key="tensor_parallel_size")
     h = model.hidden_size
@@ -249,7 +250,7 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
         dense = (Gemm("gate_up", h, 2 * inter, wfmt.mlp_bits), Gemm("down", inter, h, wfmt.mlp_bits))
     else:  # GPT-2 c_fc/c_proj, OPT fc1/fc2, Nemotron-H up/down (relu2)
         dense = (Gemm("up", h, inter, wfmt.mlp_bits), Gemm("down", inter, h, wfmt.mlp_bits))
-    moe = _moe_shape(model, gpu, wfmt, tp, ep) if model.moe is not None else None
+    moe = _moe_shape(model, gpu, wfmt, tp, ep, redundant_experts) if model.moe is not None else None
     vocab_local = _round_up(model.vocab_size, 64 * tp) // tp  # vLLM pads vocab to 64 per rank
     lm_head = Gemm("lm_head", h, vocab_local, wfmt.lm_head_bits)
     mixer, small = _mixer_gemms(model, tp, wfmt.mixer_bits) if model.ssm is not None else ((), 0)
@@ -302,12 +303,15 @@ def mamba_extra_groups(groups: int, tp: int) -> int:
     return 0 if groups % tp == 0 else tp - groups
 
 
-def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: int) -> MoeShape:
+def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: int, redundant: int = 0) -> MoeShape:
     moe = model.moe
     assert moe is not None
     h, inter = moe.latent_size or model.hidden_size, moe.moe_intermediate_size
     if ep > 1:
-        local = math.ceil(moe.num_experts / ep)
+        # EPLB adds redundant physical experts to every rank's share; vLLM refuses a count the EP ranks do not
+        # divide (FusedMoE.__init__, vllm/model_executor/layers/fused_moe/layer.py @ v0.32.0), so the ceiling
+        # only matters without EPLB, where the first ranks hold one more (determine_expert_map)
+        local = math.ceil((moe.num_experts + redundant) / ep)
     else:
         local, inter = moe.num_experts, _round_up(inter, tp) // tp
     if wfmt.method == "mxfp4" and not is_blackwell(gpu):

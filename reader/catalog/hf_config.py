@@ -1,4 +1,4 @@
-"""Read a Hugging Face `config.json` (a file, or a folder holding one) into a ModelSpec.
+"""Turn a parsed Hugging Face `config.json` into a ModelSpec (files are found and read by model_files.py).
 
 The reader derives what vLLM derives from the same file: the attention layout (GQA, MLA, sliding
 windows, chunked attention), the layer plan of hybrid models (linear attention and Mamba layers,
@@ -14,7 +14,6 @@ transformers configuration classes named in `_DEFAULTS_SOURCE`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from ..errors import ReaderError
@@ -113,33 +112,6 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
             value = {k: v for k, v in value.items() if k == "model_type"}
         out[key] = value
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading the file
-
-
-def resolve_config_path(path: str | Path) -> Path:
-    """The config.json a user's path means: the file itself, or config.json inside a folder."""
-    p = Path(path).expanduser()
-    if p.is_dir():
-        p = p / CONFIG_NAME
-        if not p.is_file():
-            raise ReaderError(f"the folder '{path}' has no {CONFIG_NAME}.", file=str(path),
-                              hint="Point to a Hugging Face model folder or to its config.json.")
-    elif not p.is_file():
-        raise ReaderError(f"no such file or folder: '{path}'.", file=str(path))
-    return p
-
-
-def read_hf_config(path: str | Path) -> ModelSpec:
-    """ModelSpec for a local config.json (or a folder holding one; hf_quant_config.json beside it is read too)."""
-    config_path = resolve_config_path(path)
-    config = read_json(config_path)
-    sidecar_path = config_path.parent / MODELOPT_SIDECAR
-    sidecar = read_json(sidecar_path) if sidecar_path.is_file() else None
-    return spec_from_config(config, model_id=str(path), source=f"local file {config_path}",
-                            file=str(config_path), modelopt=sidecar)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,5 +512,5 @@ def _llama4_mixers(f: Fields, layers: int) -> tuple[list[str], Optional[int], Op
     return mixers, None, (chunk if "chunked" in mixers else None)
 
 
-__all__ = ["read_hf_config", "spec_from_config", "trim_config", "READ_KEYS", "resolve_config_path", "count_params", "Shape",
+__all__ = ["spec_from_config", "trim_config", "READ_KEYS", "count_params", "Shape",
            "is_moe_layer", "CONFIG_NAME", "MODELOPT_SIDECAR", "read_json"]

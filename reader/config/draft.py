@@ -48,11 +48,15 @@ def read_draft(name: Optional[str]) -> Optional[DraftModel]:
 
 
 def _from_file(path: Path) -> Optional[DraftModel]:
-    from ..catalog.hf_config import read_json, resolve_config_path
+    from ..catalog.hf_config import read_json
+    from ..catalog.model_files import find_model_files
 
     try:
-        config = read_json(resolve_config_path(path))
+        files = find_model_files(path)
+        config = read_json(files.config) if files.config is not None else None
     except ReaderError:
+        config = None
+    if config is None:
         return None  # vLLM reads the draft on the server; a file we cannot read here is not the user's error
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     archs = config.get("architectures")

@@ -28,6 +28,7 @@ class Hint:
     value: Any
     origin: str  # words: "nvidia.com/gpu limit", "image tag", "GKE accelerator label"
     loc: Optional[SourceLoc] = None
+    inferred: bool = False  # read from something other than the value itself (an image's build date): said so
 
 
 @dataclass

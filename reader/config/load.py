@@ -130,6 +130,10 @@ def build_deployment(inv: Invocation, version: VersionChoice, path: str, options
     if inv.version is not None and version.origin not in ("image", "log"):
         deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
             f"the {inv.version.origin} says vLLM {inv.version.value}; using {version.tag_str} as asked")))
+    elif inv.version is not None and inv.version.inferred:
+        deployment.notes.append(Note(level="info", loc=inv.version.loc, message=(
+            f"vLLM {version.tag_str} assumed from the {inv.version.origin}; an image built from a later commit may "
+            "accept more: set the release with --vllm-version")))
     for placeholder in parsed.placeholders:
         deployment.notes.append(Note(level="warning", loc=placeholder.loc, key=placeholder.flag, message=(
             f"{placeholder.text} is not defined in this file" + (f" (value of {placeholder.flag})" if placeholder.flag

@@ -29,4 +29,7 @@ def placeholder_name(text: str) -> str:
     m = PLACEHOLDER_RE.search(text)
     if not m:
         return text
+    if m.group("arith") is not None:  # shell arithmetic: the variable to supply is the first one it names
+        named = re.search(r"[A-Za-z_][A-Za-z0-9_]*", m.group("arith"))
+        return named.group(0) if named else text
     return m.group("k8s") or m.group("brace") or m.group("bare") or text

@@ -24,7 +24,8 @@ from reader.batch import StepBatch
 from reader.capacity.api import CapacityRequest, compute_capacity
 from reader.capacity.budget import n_max
 from reader.capacity.steptime import StepTimeModel
-from reader.catalog.hf_config import read_hf_config, spec_from_config
+from reader.catalog.hf_config import spec_from_config
+from reader.catalog.model_files import read_model_path
 from reader.catalog.load import get_gpu
 from reader.errors import ReaderError
 
@@ -37,7 +38,7 @@ def batch(new: list[int], past: list[int]) -> StepBatch:
 
 
 def model(name: str):
-    return read_hf_config(MODELS / name)
+    return read_model_path(MODELS / name)
 
 
 def capacity(name: str, gpu: str = "H200", version: str = "0.32.0", **kw):

@@ -29,7 +29,7 @@ import yaml
 
 from reader.capacity.api import CapacityRequest, compute_capacity
 from reader.catalog import load
-from reader.catalog.hf_config import read_hf_config
+from reader.catalog.model_files import read_model_path
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = REPO / "reader" / "catalog" / "models"
@@ -42,7 +42,7 @@ def _folder_entries() -> dict[str, tuple]:
     out = {}
     for source in sorted(FOLDERS.glob("*/*/source.yaml")):
         meta = yaml.safe_load(source.read_text())
-        out[meta["id"]] = (read_hf_config(source.parent), meta.get("published_params"))
+        out[meta["id"]] = (read_model_path(source.parent), meta.get("published_params"))
     return out
 
 

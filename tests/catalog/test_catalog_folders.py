@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reader.catalog.hf_config import READ_KEYS, read_hf_config
+from reader.catalog.hf_config import READ_KEYS
+from reader.catalog.model_files import read_model_path
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS_DIR = REPO / "reader" / "catalog" / "models"
@@ -44,7 +45,7 @@ def test_the_corpus_models_have_folders():
 def test_every_folder_reads_and_holds_only_keys_the_reader_reads(folder):
     config = json.loads((folder / "config.json").read_text())
     assert _keys(config) <= READ_KEYS, f"untrimmed keys: {sorted(_keys(config) - READ_KEYS)}"
-    spec = read_hf_config(folder)
+    spec = read_model_path(folder)
     assert spec.params_total == sum(spec.params_by_part.values())
 
 

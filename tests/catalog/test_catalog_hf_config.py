@@ -6,7 +6,8 @@ import json
 import pytest
 
 from _catalog_helpers import HF_FIXTURES
-from reader.catalog.hf_config import Shape, count_params, read_hf_config, spec_from_config
+from reader.catalog.hf_config import Shape, count_params, spec_from_config
+from reader.catalog.model_files import read_model_path
 from reader.catalog.load import get_model
 from reader.errors import ReaderError
 
@@ -30,51 +31,51 @@ FIXTURE_TO_CATALOG = {
 
 @pytest.mark.parametrize("folder, catalog_id", FIXTURE_TO_CATALOG.items())
 def test_reader_agrees_with_the_catalog_on_every_sizing_field(folder, catalog_id):
-    read = read_hf_config(HF_FIXTURES / folder)
+    read = read_model_path(HF_FIXTURES / folder)
     entry = get_model(catalog_id)
     for name in KV_FIELDS:
         assert getattr(read, name) == getattr(entry, name), f"{folder}: {name}"
 
 
 def test_a_file_path_and_its_folder_read_the_same():
-    by_folder = read_hf_config(HF_FIXTURES / "deepseek-v3")
-    by_file = read_hf_config(HF_FIXTURES / "deepseek-v3" / "config.json")
+    by_folder = read_model_path(HF_FIXTURES / "deepseek-v3")
+    by_file = read_model_path(HF_FIXTURES / "deepseek-v3" / "config.json")
     assert by_folder.model_dump(exclude={"id"}) == by_file.model_dump(exclude={"id"})
     assert by_folder.id.endswith("deepseek-v3")  # the name the user gave
 
 
 def test_read_spec_names_its_source_and_how_params_were_counted():
-    spec = read_hf_config(HF_FIXTURES / "llama-3.1-8b")
+    spec = read_model_path(HF_FIXTURES / "llama-3.1-8b")
     assert "config.json" in spec.source
     assert "computed from config shapes" in spec.params_source
 
 
 def test_gemma_3_reads_the_nested_text_config_and_fills_transformers_defaults():
-    spec = read_hf_config(HF_FIXTURES / "gemma-3-27b-it")
+    spec = read_model_path(HF_FIXTURES / "gemma-3-27b-it")
     assert (spec.vocab_size, spec.max_position_embeddings, spec.tie_word_embeddings) == (262208, 131072, True)
     assert "vocab_size" in spec.notes and "transformers defaults" in spec.notes
     assert spec.model_type == "gemma3" and spec.is_multimodal
 
 
 def test_modelopt_sidecar_supplies_the_quantization_and_fp8_kv_cache():
-    spec = read_hf_config(HF_FIXTURES / "llama-3.1-70b-instruct-fp8")
+    spec = read_model_path(HF_FIXTURES / "llama-3.1-70b-instruct-fp8")
     assert spec.quantization.method == "modelopt"
     assert spec.quantization.kv_cache_dtype == "fp8"
 
 
 def test_without_the_sidecar_the_same_checkpoint_looks_unquantized(tmp_path):
     (tmp_path / "config.json").write_text((HF_FIXTURES / "llama-3.1-70b-instruct-fp8" / "config.json").read_text())
-    assert read_hf_config(tmp_path).quantization is None
+    assert read_model_path(tmp_path).quantization is None
 
 
 def test_gpt_oss_layer_types_decide_the_sliding_layers():
-    spec = read_hf_config(HF_FIXTURES / "gpt-oss-20b")
+    spec = read_model_path(HF_FIXTURES / "gpt-oss-20b")
     assert (spec.layer_kinds.sliding, spec.layer_kinds.full, spec.sliding_window) == (12, 12, 128)
     assert spec.params_total == pytest.approx(20.9e9, rel=0.005)
 
 
 def test_llama_4_dense_and_moe_layers_interleave():
-    spec = read_hf_config(HF_FIXTURES / "llama-4-maverick")
+    spec = read_model_path(HF_FIXTURES / "llama-4-maverick")
     assert spec.moe.moe_layer_step == 2 and spec.intermediate_size == 16384
     assert spec.params_total == pytest.approx(400e9, rel=0.005)
 
@@ -134,7 +135,7 @@ def test_param_count_of_a_tiny_dense_model_by_hand():
 def test_bad_configs_raise_reader_errors_naming_file_and_key(name, key, words):
     path = HF_FIXTURES / "broken" / name
     with pytest.raises(ReaderError) as info:
-        read_hf_config(path)
+        read_model_path(path)
     err = info.value
     assert err.file and err.file.endswith(name)
     assert err.key == key
@@ -143,14 +144,14 @@ def test_bad_configs_raise_reader_errors_naming_file_and_key(name, key, words):
 
 def test_malformed_json_error_gives_the_line():
     with pytest.raises(ReaderError) as info:
-        read_hf_config(HF_FIXTURES / "broken" / "malformed.json")
+        read_model_path(HF_FIXTURES / "broken" / "malformed.json")
     assert info.value.line == 5
 
 
 def test_a_folder_without_config_json_is_bad_input(tmp_path):
     with pytest.raises(ReaderError) as info:
-        read_hf_config(tmp_path)
-    assert "has no config.json" in info.value.render()
+        read_model_path(tmp_path)
+    assert "has neither config.json nor params.json" in info.value.render()
 
 
 def test_wrong_type_inside_text_config_names_the_nested_key(tmp_path):
@@ -158,7 +159,7 @@ def test_wrong_type_inside_text_config_names_the_nested_key(tmp_path):
     data["text_config"]["num_hidden_layers"] = 62.5
     (tmp_path / "config.json").write_text(json.dumps(data))
     with pytest.raises(ReaderError) as info:
-        read_hf_config(tmp_path)
+        read_model_path(tmp_path)
     assert info.value.key == "text_config.num_hidden_layers"
 
 

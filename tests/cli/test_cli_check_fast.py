@@ -14,7 +14,7 @@ from reader.cli import app
 from reader.commands.check_fast import parse, parser
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = "fixtures/corpus/gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml"   # has an error finding
+CORPUS = "fixtures/corpus/vllm_perf-benchmarks_serving-tests.json"   # has an error finding (VR102)
 EXAMPLE = "fixtures/examples/llama-3.1-8b-h100-chat.yaml"
 TYPER_PATH = "import sys; from reader.cli import main; main(sys.argv[1:])"
 

@@ -73,8 +73,8 @@ LOADS = {
                                               "disable_hybrid_kv_cache_manager": False}, None, 4, []),
     "llmd_wide-ep-lws_decode_leaderworkerset.yaml": (
         "kubernetes", "deepseek-ai/DeepSeek-R1-0528",
-        {"enable_expert_parallel": True, "data_parallel_size_local": 8, "data_parallel_start_rank": 0}, None, 16,
-        ["$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))", "${LWS_LEADER_ADDRESS}"]),  # set by LWS at run time
+        {"enable_expert_parallel": True, "data_parallel_size": 16, "data_parallel_size_local": 8,
+         "data_parallel_start_rank": 0}, None, 16, []),  # LWS_GROUP_SIZE and the leader's address: the controller's
     "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("kubernetes", "Qwen/Qwen3-0.6B", {}, None, 1, []),
     "prodstack_gie_gpu-deployment.yaml": (
         "kubernetes", "meta-llama/Llama-3.2-1B-Instruct", {"max_num_seqs": 1024, "compilation_config": 3}, None, 1,
@@ -207,10 +207,12 @@ def test_image_tag_chooses_the_version():
     assert load_deployment(str(CORPUS / "docker_dockerapps_deepseek-v3_no_tp.ps1")).vllm_version_tag == "0.6.6"
     assert load_deployment(str(CORPUS / "prodstack_values-25-v100-tp2.yaml")).vllm_version_tag == "0.8.5"
     assert load_deployment(str(CORPUS / "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml")).vllm_version_tag == "0.7.3"
+    # Vertex's pytorch-vllm-serve:20250312_0916_RC01 names a build date: the release out by then
+    assert load_deployment(str(CORPUS / "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml")).vllm_version_tag == "0.7.3"
 
 
 def test_a_flag_the_version_lacks_is_kept_and_marked():
-    d = load_deployment(str(CORPUS / "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml"))
+    d = load_deployment(str(CORPUS / "vllm_perf-benchmarks_serving-tests.json"))
     swap = d.flags["swap_space"]
     assert not swap.in_version and swap.versions_with_flag == "0.6.3 to 0.17.1"
     assert "swap_space" not in d.serving.model_dump(exclude_none=True)
@@ -239,17 +241,16 @@ DIAGNOSE = {
     "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": (
         "no-start", {}, "No available memory", True, "109B BF16 weights exceed 8 x L4 (the corpus notes' case)"),
     "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": (
-        "no-start", {}, "--swap-space was removed", False,
-        "refused at the newest release, assumed because the Vertex image tag (20250312) maps to no release; "
-        "lacks: the release of that image (helper 14), at which --swap-space still exists"),
+        "full", {}, "", True,
+        "vLLM 0.7.3 from the Vertex image's build date (20250312; 0.8.0 came out 2025-03-18), said as inferred; "
+        "--swap-space still exists there"),
     "issue_gpustack-2259_gemma-3-27b_tp3.sh": (
         "no-start", {}, "32 attention heads, which tensor_parallel_size 3 does not divide", True,
         "the real start-up failure; model inferred from the ModelScope folder name"),
     "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": (
         "exit-2", {}, "KAITO", False, "a KAITO preset holds no vLLM arguments (refused with the reason)"),
     "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": (
-        "exit-2", {}, "Qwen/Qwen1.5-7B-Chat", False,
-        "the hub-cache folder name gives Qwen/Qwen1.5-7B-Chat; lacks: that model in the catalog (or the Hub online)"),
+        "full", {}, "", True, "model inferred from the hub-cache folder name (models--Qwen--Qwen1.5-7B-Chat)"),
     "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": (
         "no-start", {}, "No available memory", True,
         f"the real failure was on H20s (KV cache too small); {ASSUMED_H100} the FP8 weights leave no KV memory at "
@@ -267,16 +268,18 @@ DIAGNOSE = {
         "no-start", {}, "replaced by --speculative-config", True,
         "refused at the newest release (assumed) for its legacy flags"),
     "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": (
-        "exit-2", {}, "deepseek-ai/deepseek-coder-33b-instruct", False,
-        "the folder name gives deepseek-ai/deepseek-coder-33b-instruct; lacks: that model in the catalog"),
+        "full", {}, "", True,
+        f"model inferred from the folder name; {ASSUMED_H100} it fits (the real failure was on 2 x L40 at 0.4.1, "
+        "which the script does not say)"),
     "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("full", {}, "", True, ""),
     "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": (
         "full", {}, "", True, ""),
     "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("full", {}, "", True, ""),
     "llmd_wide-ep-lws_decode_leaderworkerset.yaml": (
-        "no-start", {}, "No available memory", False,
-        "wrong: --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) stays unresolved, so DP 1 holds every "
-        "expert; lacks: LWS's group size in shell arithmetic (helper 14)"),
+        "no-start", {}, "max seq len (163840)", True,
+        f"DP 16 from $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) with the controller's group size (2), EP 16 with EPLB's 32 "
+        f"redundant experts (18 per GPU); {ASSUMED_H100} about 61 GiB of FP8 weights leave too little KV for "
+        "R1's 163840 positions (the guide is for larger GPUs)"),
     "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("full", {}, "", True, ""),
     "prodstack_gie_gpu-deployment.yaml": ("full", {}, "", True, ""),
     "prodstack_multi-round-qa_model.yaml": ("full", {}, "", True, ""),
@@ -313,7 +316,10 @@ DIAGNOSE = {
         f"{ASSUMED_H100}"),
     "recipes_qwen3-next_mtp.sh": ("full", {}, "", True, "hybrid linear attention"),
     "recipes_qwen3.8-27b_nvfp4_2x5090.sh": (
-        "exit-2", {}, "unsloth/Qwen3.8-27B-NVFP4", False, "lacks: Qwen3.8-27B (or its NVFP4 export) in the catalog"),
+        "full", {}, "", True,
+        "the NVFP4 export's own config.json is not stored: Qwen3.8-27B's shape with NVFP4 weights from the name "
+        "(VR906); the recipe measured 10.64 GiB per GPU of unsloth's mixed NVFP4/FP8 weights at TP 2, we assume "
+        "8.75 GiB of uniform NVFP4"),
     "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("full", {}, "", True, ""),
     "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": (
         "full", {}, "", True, ""),
@@ -323,7 +329,7 @@ DIAGNOSE = {
         "no-start", {}, "--swap-space was removed", True,
         "no release named anywhere: at the newest (assumed, said so) --swap-space is refused"),
 }
-DONE_NOW = 39  # the issue asks for 42 of 46; the rows above say what the others lack
+DONE_NOW = 44  # the issue asks for 42 of 46; the rows above say what the others lack
 
 
 def test_the_diagnose_table_covers_every_corpus_file():
@@ -337,7 +343,7 @@ def test_the_diagnose_table_covers_every_corpus_file():
 def test_the_count_of_configs_done():
     done = [name for name, row in DIAGNOSE.items() if row[3]]
     assert len(done) == DONE_NOW
-    assert sum(1 for row in DIAGNOSE.values() if row[0] == "full") == 23
+    assert sum(1 for row in DIAGNOSE.values() if row[0] == "full") == 27
 
 
 @pytest.mark.parametrize("name", sorted(DIAGNOSE))

@@ -82,3 +82,25 @@ spec:
     d = load_deployment(str(manifest))
     assert d.vllm_version_tag == OLDEST and d.context.vllm_version == "0.5.4"
     assert "older than the oldest release" in version_warning(d).message
+
+
+VERTEX = "us-docker.pkg.dev/vertex-ai/vertex-vision-model-garden-dockers/pytorch-vllm-serve"
+
+
+@pytest.mark.parametrize("tag, release", [
+    ("20250312_0916_RC01", "0.7.3"),  # after 0.7.3 (2025-02-20), before 0.8.0 (2025-03-18)
+    ("20250318_0916_RC00", "0.8.0"),  # the day 0.8.0 came out
+])
+def test_a_build_date_tag_is_read_as_the_newest_release_published_by_then_and_said_inferred(tag, release):
+    d = load_command_line(f"docker run --gpus all {VERTEX}:{tag} --model m")
+    assert d.vllm_version_tag == release and d.context.vllm_version_origin == "image"
+    note = next(n.message for n in d.notes if "assumed from the image tag" in n.message)
+    assert f"built {tag[:4]}-{tag[4:6]}-{tag[6:8]}" in note and "--vllm-version" in note
+
+
+@pytest.mark.parametrize("tag", ["20991231_0000_RC00", "20240101_0000_RC00", "20251399_0000", "20250312123"])
+def test_a_date_no_two_dated_releases_bracket_or_no_date_at_all_names_no_release(tag):
+    d = load_command_line(f"docker run --gpus all {VERTEX}:{tag} --model m")
+    assert d.vllm_version_tag == NEWEST
+    assert any("names no vLLM release" in n.message for n in d.notes)
+    assert not any("assumed from the image tag" in n.message for n in d.notes)

@@ -22,7 +22,7 @@ import pytest
 
 from reader.capacity.kv import kv_layout
 from reader.capacity.shapes import stage_layer_kinds
-from reader.catalog.hf_config import read_hf_config
+from reader.catalog.model_files import read_model_path
 
 from ._server import ROOT, live_server
 
@@ -33,7 +33,7 @@ LINE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d
 
 
 def _ours(folder: Path, max_len: int, prefix_caching: bool = False) -> tuple[int, float]:
-    spec = read_hf_config(folder)
+    spec = read_model_path(folder)
     layout = kv_layout(spec, stage_layer_kinds(spec, [spec.num_hidden_layers], 0), 1, 2.0, 128,
                        prefix_caching=prefix_caching, ssm_default="float32")
     blocks = layout.num_blocks(KV_SPACE)

@@ -25,12 +25,12 @@ TABLE = {
     "docker_openreinforcedagent_bnb_v0.7.2.sh": ("checked", "0.6.6", {"VR904"}),
     # max_num_seqs 1 x max_model_len 1024 < max_num_batched_tokens 8192: vLLM warns at start-up
     "eks_ai-on-eks_llama4-scout_lws_tp4_pp2_g6.yaml": ("checked", "0.11.0", {"VR203"}),
-    # --swap-space (removed in 0.18.0) at the newest release; the image is a custom Vertex build
-    "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": ("checked", "0.33.0", {"VR102"}),
+    # the Vertex image's tag is a build date (20250312): the release out by then, 0.7.3, still has --swap-space
+    "gke_gemma-3-27b-it_2xA100-40gb_deployment.yaml": ("checked", "0.7.3", set()),
     "issue_gpustack-2259_gemma-3-27b_tp3.sh": ("checked", "0.33.0", {"VR501", "VR905"}),
     # a KAITO preset names no vLLM arguments: the loader refuses it with the reason
     "issue_kaito-2132_mistral-small-4-119b_workspace.yaml": ("bad-input", None, set()),
-    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("checked", "0.33.0", {"VR904"}),
+    "issue_qwen-295_qwen1.5-7b-chat_default_maxlen.sh": ("checked", "0.33.0", {"VR905"}),
     "issue_recipes-pr12_qwen3-coder-480b-fp8_h20_dp8_kv_too_small.sh": ("checked", "0.33.0", {"VR905"}),
     "issue_vllm-10439_qwen2.5-0.5b_docker_v0.6.4.sh": ("checked", "0.33.0", {"VR905"}),
     # at 0.33.0 the legacy flags are refused first; the PP x MTP cause is caught at its own release (below)
@@ -39,12 +39,12 @@ TABLE = {
     "issue_vllm-27508_gpt-oss-120b_h100_tp1.sh": ("checked", "0.33.0", set()),
     "issue_vllm-34076_qwen3-coder-30b-fp8_pp2_heterogeneous.sh": ("checked", "0.33.0", {"VR905"}),
     "issue_vllm-4358_mixtral-awq_spec_ray_fp8kv.sh": ("checked", "0.33.0", {"VR104", "VR105", "VR108"}),
-    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("checked", "0.33.0", {"VR904"}),
+    "issue_vllm-4429_deepseek-coder-33b_2xL40.sh": ("checked", "0.33.0", {"VR905"}),
     "kserve_llmisvc_gemma3-4b_ngram_a10.yaml": ("checked", "0.33.0", set()),
     "kserve_llmisvc_qwen3-32b-fp8_eagle3_h100.yaml": ("checked", "0.33.0", set()),
     "llmd_pd-disagg_gpt-oss-120b_patch-decode.yaml": ("checked", "0.33.0", set()),
-    # $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) and ${LWS_LEADER_ADDRESS} are not defined in the file
-    "llmd_wide-ep-lws_decode_leaderworkerset.yaml": ("checked", "0.33.0", {"VR901"}),
+    # $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) and ${LWS_LEADER_ADDRESS}: what the LWS controller sets (an info note)
+    "llmd_wide-ep-lws_decode_leaderworkerset.yaml": ("checked", "0.33.0", set()),
     "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("checked", "0.33.0", set()),
     "prodstack_gie_gpu-deployment.yaml": ("checked", "0.33.0", set()),
     "prodstack_multi-round-qa_model.yaml": ("checked", "0.33.0", set()),
@@ -66,7 +66,7 @@ TABLE = {
     "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": ("checked", "0.33.0", set()),
     # "method": "qwen3_next_mtp": a deprecated alias of "mtp" at 0.18.x (VR323); not verified at 0.33.0
     "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", set()),
-    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", {"VR904"}),
+    "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", {"VR906"}),
     "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("checked", "0.33.0", set()),
     "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": ("checked", "0.33.0", set()),
     "vllm_docs_serve_args_config.yaml": ("checked", "0.33.0", set()),

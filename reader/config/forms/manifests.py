@@ -46,9 +46,11 @@ def invocations_from_manifests(docs: list[YamlDoc], file: Optional[str], text_li
             continue
         labels_gpu = gpu_from_labels(data)
         for path, container in containers(data):
-            inv = container_invocation(container, path, doc, file, text_lines, f"{kind}/{name}")
+            runtime = _lws_env(data, path) if kind == "LeaderWorkerSet" else {}
+            inv = container_invocation(container, path, doc, file, text_lines, f"{kind}/{name}", runtime)
             if inv is None:
                 continue
+            _note_runtime_env(inv, runtime, container, SourceLoc(file=file, line=doc.line(("spec",))))
             if inv.gpu_count is None:
                 inherited = _ancestor_gpus(data, path)
                 if inherited is not None:
@@ -87,6 +89,40 @@ def _group_gpus(data: dict[str, Any], kind: str) -> Optional[tuple[int, str, int
     return None
 
 
+# The variables the LeaderWorkerSet controller adds to every container of a group's pods: the group's size,
+# the pod's index in it (0 for the leader) and the leader's address, <name>-<group>.<name>.<namespace>
+# (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go LwsGroupSize, LwsWorkerIndex,
+# LwsLeaderAddress @ 47a6181f092baa7be1475a75480fa717ca4d5647; pkg/webhooks/pod_webhook.go sets the size from
+# the template's `size`). The launch read is the first group's leader: the leader template's, or the worker
+# template's when it is the only one (the leader then runs it too).
+_LWS_SIZE, _LWS_INDEX, _LWS_LEADER = "LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "LWS_LEADER_ADDRESS"
+
+
+def _lws_env(data: dict[str, Any], path: Path) -> dict[str, str]:
+    template = (data.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    try:
+        size = int(template.get("size", 1) or 1)
+    except (TypeError, ValueError):
+        return {}
+    meta = data.get("metadata") or {}
+    name, namespace = str(meta.get("name", "lws")), str(meta.get("namespace", "default"))
+    in_workers = "workerTemplate" in path and bool(template.get("leaderTemplate"))
+    return {_LWS_SIZE: str(size), _LWS_INDEX: "1" if in_workers else "0",
+            _LWS_LEADER: f"{name}-0.{name}.{namespace}"}
+
+
+def _note_runtime_env(inv: Invocation, runtime: dict[str, str], container: dict[str, Any], loc: SourceLoc) -> None:
+    text = " ".join(str_list(container.get("command")) + str_list(container.get("args")))
+    used = [name for name in runtime if name in text]
+    if not used:
+        return
+    pod = "the group's leader" if runtime.get(_LWS_INDEX) == "0" else "the group's first worker"
+    values = ", ".join(f"{name}={runtime[name]}" for name in used)
+    inv.notes.append(Note(level="info", loc=loc, message=(
+        f"{values}: what the LeaderWorkerSet controller sets in {pod} pod (the group size is the template's "
+        f"`size`); override with --set NAME=VALUE")))
+
+
 def _ancestor_gpus(data: Any, path: Path) -> Optional[int]:
     """A GPU limit set on a component that encloses the container (e.g. a Dynamo service)."""
     node, found = data, None
@@ -121,7 +157,8 @@ def containers(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any
 
 
 def container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, file: Optional[str],
-                          text_lines: list[str], owner: str) -> Optional[Invocation]:
+                          text_lines: list[str], owner: str,
+                          runtime_env: Optional[dict[str, str]] = None) -> Optional[Invocation]:
     command = str_list(container.get("command"))
     args = str_list(container.get("args"))
     image = str(container.get("image", ""))
@@ -130,7 +167,7 @@ def container_invocation(container: dict[str, Any], path: Path, doc: YamlDoc, fi
         not image and "vllm" in str(container.get("name", "")).lower() and bool(command or args))
     if not mentions_vllm:
         return None
-    env = _env(container.get("env"))
+    env = {**(runtime_env or {}), **_env(container.get("env"))}
     where = container.get("name") or ".".join(str(p) for p in path if isinstance(p, str))
     label = f"container '{where}' in {owner}"
     items = [(part, path + ("command", i)) for i, part in enumerate(command)] + \
