@@ -11,8 +11,6 @@ rebuilt from the log's arguments where it printed them.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
@@ -195,20 +193,12 @@ def _tail(name: str) -> str:
 def _log_deployment(config: Any, path: str, text: str, reading: LogReading) -> Optional[Any]:
     """The launch the log shows (its arguments and engine config), or None where it printed neither."""
     from ..config.context import LoadOptions
-    from ..config.load import load_deployment
+    from ..logs.report import log_deployment
 
     if reading.engine_config is None and reading.args is None and reading.command is None:
         return None
     version = None if reading.release else (config.deployment.context.vllm_version or config.version)
-    options = LoadOptions(vllm_version=version)
-    if os.path.isfile(path) and not path.endswith((".json", ".yaml", ".yml", ".sh", ".bash")):
-        return load_deployment(path, options)
-    with tempfile.TemporaryDirectory() as folder:  # stdin, or a log saved under a config-like name
-        copy = os.path.join(folder, "vllm.log")
-        with open(copy, "w") as handle:
-            handle.write(text)
-        deployment = load_deployment(copy, options)
-    return deployment.model_copy(update={"source": path})
+    return log_deployment(text, path, LoadOptions(vllm_version=version))
 
 
 def _at_log_settings(config: Any, log_deployment: Any) -> Any:
