@@ -30,8 +30,8 @@ class _CommandGroup(TyperGroup):
 
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
-            raise
+        except (click.exceptions.Exit, typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
+            raise  # typer.Exit is click's own class up to typer 0.15 and a separate one after
         except Exception as err:
             if debug_enabled():
                 raise
