@@ -108,14 +108,18 @@ def redundant_experts(r: ResolvedDeployment) -> int:
         return 0
 
 
-def _memory_terms(r: ResolvedDeployment) -> dict[str, int]:
-    """Memory overheads the calibration profile measured (from start-up logs): they replace our estimates."""
+def _memory_terms(r: ResolvedDeployment) -> dict[str, Any]:
+    """Memory overheads the calibration profile measured (from start-up logs): they replace our estimates,
+    carried by the capacity model to this deployment's settings where those differ from the logs'."""
     if r.calibration is None:
         return {}
-    terms = r.calibration.memory
-    named = {"activation_peak_bytes": terms.activation_peak_bytes, "non_torch_bytes": terms.non_torch_bytes,
-             "cudagraph_memory_bytes": terms.cudagraph_bytes}
-    return {key: int(term.value) for key, term in named.items() if term is not None}
+    from .capacity.profile_terms import ProfileTerm
+
+    profile = f"'{r.calibration.name}'" + (f" ({r.calibration_path})" if r.calibration_path else "")
+    terms = {key: ProfileTerm(value=term.value, at=term.at.model_dump() if term.at else {}, estimate=term.estimate,
+                              profile=profile)
+             for key, term in r.calibration.memory.terms().items()}
+    return {"profile_terms": terms} if terms else {}
 
 
 def _logged_memory(r: ResolvedDeployment) -> dict:

@@ -1,9 +1,8 @@
 """Memory overhead terms learned from vLLM start-up logs: the one place they are fitted.
 
 Two uses of the same arithmetic:
-- `calibrate --log LOG ...`: one deployment's own terms (activation peak, non-torch, CUDA graphs), read
-  from its logs where vLLM printed them and fitted where it only printed the available KV memory; they go
-  into the calibration profile's `memory` section (reader/calibration/profile.py MemoryTerms).
+- `calibrate --log LOG ...`: one deployment's own terms (reader/calibration/fit_log.py), using the
+  prediction of a log's available KV memory below;
 - tools/fit_memory_terms.py: the shipped defaults of the capacity model's estimates
   (reader/capacity/data/vllm_memory.yaml), re-fitted on the public log corpus (fixtures/logs/public,
   the entries of INDEX.yaml with a `fit` section), reported per release before and after.
@@ -150,7 +149,7 @@ def predict_case(prepared: PreparedCase) -> Optional[CasePoint]:
     case, reading, base = prepared.case, prepared.reading, prepared.request
     terms = measured_terms(reading)
     predicted = compute_capacity(base)
-    logged, how = _logged_available(reading, predicted)
+    logged, how = logged_available(reading, predicted)
     if logged is None:
         return None
     w = predicted.workers[0]
@@ -168,7 +167,7 @@ def predict_case(prepared: PreparedCase) -> Optional[CasePoint]:
     return point
 
 
-def _logged_available(reading: LogReading, predicted: Any) -> tuple[Optional[float], str]:
+def logged_available(reading: LogReading, predicted: Any) -> tuple[Optional[float], str]:
     """Available KV memory as printed, or implied by the logged blocks or tokens at the model's KV layout."""
     w = reading.memory
     if w.available_kv is not None:
@@ -243,172 +242,3 @@ def by_release(before: list[CasePoint], after: list[CasePoint], held_out: list[C
              "after_pct": statistics.median(v["after"]), "held_out_pct": statistics.median(v["held_out"]),
              "files": v["files"]}
             for release, v in sorted(rows.items(), key=lambda kv: tuple(int(x) for x in kv[0].split(".")))]
-
-
-# ---- one deployment's own terms (calibrate --log) ---------------------------------------------------
-
-# The profile's memory terms, the capacity request field each sets, and the log's figure for it.
-_DEPLOYMENT_TERMS = (("activation_peak_bytes", "activation_peak_bytes"), ("non_torch_bytes", "non_torch_bytes"),
-                     ("cudagraph_bytes", "cudagraph_memory_bytes"))
-
-
-class DeploymentTerms(BaseModel):
-    """A deployment's memory overhead terms from its own logs, with how well they predict those logs."""
-
-    model_config = {"arbitrary_types_allowed": True}
-    terms: Any  # reader.calibration.profile.MemoryTerms
-    report: Any  # reader.calibration.profile.FitReport (evidence "log")
-    sources: list[Any] = Field(default_factory=list)  # reader.calibration.profile.SourceFile
-
-
-def deployment_terms(resolved: Any, logs: list[tuple[str, str]]) -> DeploymentTerms:
-    """The memory terms of the deployment `resolved` from its start-up logs (name, text): each term where
-    vLLM printed it, the median over the logs that did; where a log printed only its available KV memory
-    (or its blocks), the non-torch term is solved from it (the one term no estimate pins down). The
-    report gives the available KV memory of each log predicted with the profile's terms beside the
-    capacity model's own estimates; weights and the device total stay predicted, so the error is not
-    zero by construction."""
-    import hashlib
-
-    from ..errors import ReaderError
-    from ..logs.read import read_log
-    from ..logs.report import NOT_A_LOG
-    from ..logs.terms import measured_terms
-    from .profile import Coefficient, FitReport, MemoryTerms, SourceFile
-
-    if not logs:
-        raise ReaderError("no log to fit the memory terms on: give one or more start-up logs with --log.")
-    readings = []
-    for path, text in logs:
-        reading = read_log(text, path)
-        if not reading.is_vllm_log:
-            raise ReaderError(NOT_A_LOG, file=path, key="--log")
-        readings.append((path, reading))
-    measured: dict[str, list[tuple[float, str]]] = {name: [] for name, _ in _DEPLOYMENT_TERMS}
-    solved: list[tuple[float, str]] = []
-    requests = []
-    for path, reading in readings:
-        request = _request_for(resolved, reading)
-        requests.append(request)
-        terms = measured_terms(reading)
-        for name, field in _DEPLOYMENT_TERMS:
-            value = getattr(terms, field)
-            if value is not None:
-                measured[name].append((float(value), path))
-        if terms.non_torch_bytes is None:
-            residual = _non_torch_residual(request, reading, terms)
-            if residual is not None:
-                solved.append((residual, path))
-    if not any(measured.values()) and not solved:
-        raise ReaderError("none of the logs printed vLLM's memory profile or its available KV memory (the lines "
-                          "of start-up: 'Available KV cache memory', '# GPU blocks', 'Memory profiling takes'), so "
-                          "there is nothing to fit; give the whole start-up log.", file=logs[0][0], key="--log")
-    coefficient: dict[str, Coefficient] = {}
-    for name, _ in _DEPLOYMENT_TERMS:
-        values = measured[name] or (solved if name == "non_torch_bytes" else [])
-        if not values:
-            continue
-        how = ("measured by vLLM at start-up" if measured[name] else
-               "solved from the logged available KV memory (the log does not print the term)")
-        coefficient[name] = Coefficient(value=float(statistics.median(v for v, _ in values)), fitted=True,
-                                        source=f"{how}: median over {_files(values)} ({_settings(resolved)})")
-    terms = MemoryTerms(**coefficient)
-    fields = {field: int(coefficient[name].value) for name, field in _DEPLOYMENT_TERMS if name in coefficient}
-    points, before_points = [], []
-    for (path, reading), request in zip(readings, requests):
-        point = _point(path, reading, request, fields, "available_kv_gib", True)
-        again = _point(path, reading, request, {}, "available_kv_gib_without_profile", False)
-        if point is not None and again is not None:
-            points.append(point)
-            before_points.append(again)
-    report = FitReport(evidence="log", method="the terms vLLM printed at start-up, median over the logs; non-torch "
-                       "solved from the available KV memory where it is not printed",
-                       free=list(coefficient), iterations=0, converged=True,
-                       loss=statistics.fmean(abs(p.error_pct) for p in points) / 100.0 if points else 0.0,
-                       errors=[e for e in (_error(points, True), _error(before_points, False)) if e is not None],
-                       points=points + before_points)
-    sources = [SourceFile(path=path, sha256=hashlib.sha256(text.encode()).hexdigest(), kind="log",
-                          description=_describe(reading)) for (path, text), (_, reading) in zip(logs, readings)]
-    return DeploymentTerms(terms=terms, report=report, sources=sources)
-
-
-def term_fields(terms: Any, where: str) -> dict[str, Any]:
-    """The capacity request fields a profile's memory terms set (reader/capacity/api.py CapacityRequest)."""
-    out: dict[str, Any] = {field: int(getattr(terms, name).value) for name, field in _DEPLOYMENT_TERMS
-                           if getattr(terms, name) is not None}
-    if out:
-        out["measured_source"] = where
-    return out
-
-
-def _request_for(resolved: Any, reading: LogReading) -> Any:
-    from ..logs.terms import measured_terms
-    from ..pipeline import capacity_request
-
-    terms = measured_terms(reading)
-    update: dict[str, Any] = {}
-    if terms.total_memory_bytes:
-        update["total_memory_bytes"] = terms.total_memory_bytes
-    if terms.gpu_memory_utilization:
-        update["gpu_memory_utilization"] = terms.gpu_memory_utilization
-    if reading.engine:
-        update["engine"] = reading.engine
-    if reading.release:
-        update["vllm_version"] = reading.release
-    return capacity_request(resolved, measured=False).model_copy(update=update)
-
-
-def _non_torch_residual(request: Any, reading: LogReading, terms: Any) -> Optional[float]:
-    """The non-torch memory that makes the prediction meet the logged available KV memory, given the
-    log's other terms where printed."""
-    from ..capacity.api import compute_capacity
-
-    given = {k: v for k, v in terms.capacity_fields().items() if k in ("weights_bytes", "activation_peak_bytes",
-                                                                         "cudagraph_memory_bytes", "measured_source")}
-    predicted = compute_capacity(request.model_copy(update=given))
-    logged, _ = _logged_available(reading, predicted)
-    if logged is None:
-        return None
-    w = predicted.workers[0]
-    return max(0.0, w.non_torch.value + (w.available_kv.value - logged))
-
-
-def _point(path: str, reading: LogReading, request: Any, fields: dict[str, Any], metric: str,
-           in_loss: bool) -> Optional[Any]:
-    from ..capacity.api import compute_capacity
-    from .profile import FitPoint
-
-    predicted = compute_capacity(request.model_copy(update=fields))
-    logged, _ = _logged_available(reading, predicted)
-    if logged is None or logged == 0:
-        return None
-    value = predicted.workers[0].available_kv.value
-    return FitPoint(source=path, metric=metric, measured=logged / GIB, predicted=value / GIB,
-                    error_pct=100.0 * (value / logged - 1.0), in_loss=in_loss)
-
-
-def _error(points: list[Any], in_loss: bool) -> Optional[Any]:
-    from .profile import MetricError
-
-    if not points:
-        return None
-    errors = [abs(p.error_pct) for p in points]
-    return MetricError(metric=points[0].metric, points=len(points), median_abs_pct=statistics.median(errors),
-                       max_abs_pct=max(errors), in_loss=in_loss)
-
-
-def _files(values: list[tuple[float, str]]) -> str:
-    names = sorted({Path(p).name for _, p in values})
-    return f"{len(values)} log(s): " + ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
-
-
-def _settings(resolved: Any) -> str:
-    v = resolved.value
-    parts = [f"TP {v('tensor_parallel_size') or 1}", f"max_num_batched_tokens {v('max_num_batched_tokens')}",
-             f"max_num_seqs {v('max_num_seqs')}", "eager" if v("enforce_eager") else "CUDA graphs"]
-    return "at " + ", ".join(parts)
-
-
-def _describe(reading: LogReading) -> str:
-    release = f"vLLM {reading.release}" if reading.release else "vLLM (release not printed)"
-    return f"{release} start-up log"

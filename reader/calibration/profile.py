@@ -71,17 +71,6 @@ class DeviceStandIn(_Strict):
     source: str
 
 
-class MemoryTerms(_Strict):
-    """Memory overhead terms measured from vLLM start-up logs (filled by a log fit, issue 15). Each is per
-    GPU, in bytes; None = not measured, and the capacity model's own estimate stands. The capacity model
-    takes them in place of its estimates (reader/pipeline.py capacity_request: activation_peak_bytes,
-    non_torch_bytes, cudagraph_memory_bytes of CapacityRequest)."""
-
-    activation_peak_bytes: Optional[Coefficient] = None
-    non_torch_bytes: Optional[Coefficient] = None
-    cudagraph_bytes: Optional[Coefficient] = None
-
-
 class MetricError(_Strict):
     metric: str  # e.g. median_tpot_ms, output_throughput, steps (measured step seconds)
     points: int
@@ -113,6 +102,49 @@ class FitReport(_Strict):
 
     def error_of(self, metric: str) -> Optional[MetricError]:
         return next((e for e in self.errors if e.metric == metric and not e.held_out), None)
+
+
+class TermSettings(_Strict):
+    """The settings a memory term holds at: the ones the terms depend on (reader/capacity/profile_terms.py
+    DEPENDS_ON). A trial that changes one carries the term with the capacity model's estimate, or drops it."""
+
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enforce_eager: bool = False
+    num_speculative_tokens: int = 0
+    cudagraph_capture_sizes: Optional[list[int]] = None
+    max_cudagraph_capture_size: Optional[int] = None
+    gpu_memory_utilization: Optional[float] = None  # recorded, not carried: no term depends on it
+
+
+class MemoryTerm(Coefficient):
+    """A memory overhead term in bytes per GPU, at the settings `at`, with the capacity model's own estimate
+    there (`estimate`): the ratio of the two carries it to other settings. Profiles written before the
+    settings were recorded have neither, and their terms are used as they are (the reports say so)."""
+
+    at: Optional[TermSettings] = None
+    estimate: Optional[float] = None
+
+
+class MemoryTerms(_Strict):
+    """Memory overhead terms measured from vLLM start-up logs (`calibrate --log`). Each is per GPU, in bytes;
+    None = not measured, and the capacity model's own estimate stands. The capacity model takes them in place
+    of its estimates (reader/pipeline.py capacity_request -> CapacityRequest.profile_terms), carried to each
+    trial's settings. `fit` says how they were fitted and how well they predict the logs' KV memory."""
+
+    activation_peak_bytes: Optional[MemoryTerm] = None
+    non_torch_bytes: Optional[MemoryTerm] = None
+    cudagraph_bytes: Optional[MemoryTerm] = None
+    fit: Optional[FitReport] = None
+
+    def terms(self) -> dict[str, MemoryTerm]:
+        """The terms the profile holds, by the capacity model's name (activation_peak, non_torch, cudagraph)."""
+        named = {"activation_peak": self.activation_peak_bytes, "non_torch": self.non_torch_bytes,
+                 "cudagraph": self.cudagraph_bytes}
+        return {name: term for name, term in named.items() if term is not None}
 
 
 class SourceFile(_Strict):

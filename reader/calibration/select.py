@@ -133,8 +133,43 @@ def check(r) -> None:
     if r.calibration is None:
         return
     name = f"the calibration profile {r.calibration_path or r.calibration.name}"
-    for text in problems(r.calibration, target_of(r), name):
+    for text in problems(r.calibration, target_of(r), name) + memory_problems(r.calibration, r, name):
         r.notes.append(Note(level="warning", key="calibration", message=text))
+
+
+def memory_settings_moved(profile: CalibrationProfile, r) -> dict[str, tuple[Any, Any]]:
+    """The settings the profile's memory terms depend on that differ in deployment r: name -> (then, now)."""
+    from ..capacity.profile_terms import DEPENDS_ON
+
+    moved: dict[str, tuple[Any, Any]] = {}
+    for name, term in profile.memory.terms().items():
+        if term.at is None:
+            continue
+        for setting in DEPENDS_ON[name]:
+            then, now = getattr(term.at, setting), _setting(r, setting)
+            if then is not None and now is not None and then != now:
+                moved[setting] = (then, now)
+    return moved
+
+
+def memory_problems(profile: CalibrationProfile, r, name: str) -> list[str]:
+    """A warning where the profile's memory terms were measured at other settings than the deployment's."""
+    moved = memory_settings_moved(profile, r)
+    if not moved:
+        return []
+    diff = ", ".join(f"{k} {then} there, {now} here" for k, (then, now) in moved.items())
+    return [f"{name}: its memory terms were measured at other settings ({diff}); they are scaled to this "
+            "deployment's with the capacity model's estimate, so they are less certain than measured"]
+
+
+def _setting(r, setting: str) -> Any:
+    if setting in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
+        return r.value(setting) or 1
+    if setting == "enforce_eager":
+        return bool(r.value(setting))
+    if setting in r.values:
+        return r.value(setting)
+    return None
 
 
 class CalibrationUse(BaseModel):
@@ -164,7 +199,8 @@ def use_of(profile: Optional[CalibrationProfile], path: Optional[str], chosen: s
     profile = profile or default_profile()
     err = profile.summary_error()
     extrapolated = None
-    if not given and gpu != profile.fitted_on.device:
+    shipped = default_profile().fitted_on.device
+    if (not given or profile.fit.evidence == "log") and gpu != shipped:
         extrapolated = (f"{gpu} is extrapolated from its datasheet peaks (calibrate on your own bench results for "
                         "measured figures)")
     return CalibrationUse(

@@ -18,6 +18,7 @@ from .budget import n_max
 from .figures import Figure, GiB, gib
 from .fragmentation import FragmentationReport, fragmentation, normal_lengths
 from .kv import KvLayout, kv_dtype_bytes, kv_layout, page_bytes_per_layer, v0_block_bytes
+from .profile_terms import ProfileTerm, carried, settings_of
 from .memory import (StageInfo, activation_peak, capture_sizes, cudagraph_bytes, non_torch_bytes,
                      requested_bytes, weights_bytes)
 from .shapes import (gpu_shapes, is_blackwell, pp_partition, resolve_weight_format, stage_layer_kinds,
@@ -72,6 +73,9 @@ class CapacityRequest(BaseModel):
     total_memory_bytes: Optional[int] = Field(None, gt=0)  # the device's total as the log printed it
     available_kv_bytes: Optional[int] = None  # 'Available KV cache memory: X GiB'
     measured_source: str = "given in the request"  # where the measured figures above come from
+    # Terms a calibration profile learned from the deployment's logs, at the settings they were measured at
+    # (a log of this very run, above, wins); carried to this request's settings by profile_terms.carried
+    profile_terms: dict[str, ProfileTerm] = Field(default_factory=dict)
     # A what-if of a logged deployment: its estimate is moved by what the log measured at the logged settings
     kv_correction_bytes: float = 0.0
     kv_correction_how: str = ""
@@ -272,10 +276,10 @@ def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout
     world = req.tensor_parallel_size * req.pipeline_parallel_size * req.data_parallel_size
     weights = _given(req.weights_bytes, "weights (measured)", req) or weights_bytes(m, shapes, st, req.pipeline_parallel_size)
     moe_factor = req.data_parallel_size if m.moe is not None else 1
-    act = _given(req.activation_peak_bytes, "activation peak (measured)", req) or activation_peak(
-        m, shapes, st, req.max_num_batched_tokens, req.max_num_seqs, moe_factor)
-    nt = _given(req.non_torch_bytes, "non-torch memory (measured)", req) or non_torch_bytes(
-        world, facts["non_torch_estimate"].value)
+    act = _given(req.activation_peak_bytes, "activation peak (measured)", req) or _term(
+        req, "activation_peak", activation_peak(m, shapes, st, req.max_num_batched_tokens, req.max_num_seqs, moe_factor))
+    nt = _given(req.non_torch_bytes, "non-torch memory (measured)", req) or _term(
+        req, "non_torch", non_torch_bytes(world, facts["non_torch_estimate"].value))
     graphs = _graph_figure(req, st, facts, engine)
     global_scope = facts["utilization_scope"].value == "global"
     other = Figure(value=req.other_process_memory_bytes if global_scope else 0, unit="bytes",
@@ -331,7 +335,15 @@ def _graph_figure(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Fi
     if req.cudagraph_memory_bytes is not None:
         value = req.cudagraph_memory_bytes if src.value else 0
         return Figure(value=value, unit="bytes", how=f"measured {gib(req.cudagraph_memory_bytes)}"
-                      + ("" if src.value else " (not subtracted before v0.20.0)"), source=src.source)
+                      + ("" if src.value else " (not subtracted before v0.20.0)"), source=src.source, basis="measured")
+    estimate = _graph_estimate(req, st, facts, engine)
+    if "cudagraph" in req.profile_terms and src.value and engine == "v1":
+        return carried("cudagraph", req.profile_terms["cudagraph"], estimate, settings_of(req))
+    return estimate
+
+
+def _graph_estimate(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Figure:
+    src = facts["cudagraph_memory_subtracted"]
     if req.enforce_eager or engine == "v0" or not src.value:
         why = "enforce_eager" if req.enforce_eager else (
             "V0 engine" if engine == "v0" else "graphs come out of the utilization headroom before v0.20.0")
@@ -339,13 +351,21 @@ def _graph_figure(req: CapacityRequest, st: StageInfo, facts, engine: str) -> Fi
     arch_default = 1024 if is_blackwell(st.gpu) and version_tuple(req.vllm_version) >= (0, 28, 0) else 512
     sizes = capture_sizes(req.max_num_seqs, req.max_num_batched_tokens, req.num_speculative_tokens,
                           list(req.cudagraph_capture_sizes or []), req.max_cudagraph_capture_size, arch_default)
-    return cudagraph_bytes(req.model, st.layers, sizes)
+    return cudagraph_bytes(req.model, st.layers, sizes).model_copy(update={"basis": "estimated"})
 
 
 def _given(value: Optional[int], label: str, req: CapacityRequest) -> Optional[Figure]:
     if value is None:
         return None
-    return Figure(value=value, unit="bytes", how=f"{label}: {gib(value)}", source=req.measured_source)
+    return Figure(value=value, unit="bytes", how=f"{label}: {gib(value)}", source=req.measured_source,
+                  basis="measured")
+
+
+def _term(req: CapacityRequest, name: str, estimate: Figure) -> Figure:
+    """An estimated term, or the calibration profile's where it has one."""
+    estimate = estimate.model_copy(update={"basis": "estimated"})
+    term = req.profile_terms.get(name)
+    return estimate if term is None else carried(name, term, estimate, settings_of(req))
 
 
 def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], layouts: list[KvLayout],

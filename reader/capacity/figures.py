@@ -1,6 +1,8 @@
 """A number with the formula that produced it, so a report can show inputs next to results."""
 from __future__ import annotations
 
+from typing import Literal, Optional
+
 from pydantic import BaseModel, ConfigDict
 
 GiB = 1 << 30
@@ -16,6 +18,9 @@ class Figure(BaseModel):
     how: str  # the formula with its inputs filled in
     source: str = ""  # vLLM file:line@tag, a measurement, or "estimate: ..."
     estimated: bool = False  # True where vLLM measures and we estimate
+    # For the memory terms vLLM measures: read from a log of this run, taken from a calibration profile (fitted
+    # on the deployment's own logs), or estimated. None for figures that are computed, not measured.
+    basis: Optional[Literal["measured", "fitted", "estimated"]] = None
 
     @property
     def gib(self) -> float:

@@ -1,9 +1,11 @@
 """`vllm-reader calibrate`: fit the step-time model to your own measurements; write a calibration profile.
 
     vllm-reader calibrate CONFIG --bench RESULT.json [RESULT.json ...] [--hold-out RESULT.json ...] -o PROFILE.yaml
+    vllm-reader calibrate CONFIG --log SERVER.log [--bench RESULT.json ...] -o PROFILE.yaml
     vllm-reader calibrate --steps STEPS.json --gpu H200-SXM -o PROFILE.yaml
 
 RESULT.json: `vllm bench serve --save-result [--save-detailed]` files from the deployment CONFIG describes.
+SERVER.log: the vLLM server's start-up log (memory profiling, available KV memory): the memory terms.
 STEPS.json: forward-step times measured by fixtures/gpu/calib.py (how the shipped H200 profile is made).
 A device the catalog does not know (`--gpu NAME`, `--device-kind cpu` for a CPU) is calibrated from the bench
 results alone: the profile then stands in for its datasheet.
@@ -28,6 +30,10 @@ def register(app: typer.Typer) -> None:
         hold_out: Annotated[Optional[list[str]], typer.Option(
             "--hold-out", help="A bench result to predict but not fit on: its error is reported and stored "
                                "(repeat, or comma-separate).")] = None,
+        log: Annotated[Optional[list[str]], typer.Option(
+            "--log", help="A start-up log of this deployment's vLLM server: its memory terms (activation peak, "
+                          "non-torch, CUDA graphs) go into the profile, at the settings they were measured at "
+                          "(repeat for more logs).")] = None,
         steps: Annotated[Optional[str], typer.Option(
             "--steps", help="Measured step times (fixtures/gpu/calib.py output) instead of bench results.")] = None,
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Where to write the profile "
@@ -48,9 +54,9 @@ def register(app: typer.Typer) -> None:
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
     ) -> None:
-        """Fit the step-time model to bench results (or measured steps) and write a calibration profile."""
+        """Fit the step-time model to bench results (or measured steps), the memory terms to start-up logs, and write a calibration profile."""
         from ..calibration.run import calibrate_command
 
         typer.echo(calibrate_command(inputs or [], bench or [], hold_out or [], steps, output, name, device_kind,
                                      device_memory_gib, fmt, vllm_version, gpu, model, set_values, pick,
-                                     usage_context))
+                                     usage_context, log or []))

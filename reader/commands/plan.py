@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt, VersionOpt, WorkloadOpt,
+from .common import (CalibrationOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt, VersionOpt, WorkloadOpt,
                      write_output)
 
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "L40S")
@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         progress: Annotated[bool, typer.Option("--progress/--no-progress", help="A progress line on stderr "
                                                "(on a terminal only).")] = True,
         vllm_version: VersionOpt = None,
+        calibration: CalibrationOpt = None,
         set_values: SetOpt = None,
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
@@ -68,7 +69,7 @@ def register(app: typer.Typer) -> None:
             raise ReaderError(f"unknown format '{fmt}': expected markdown or json.", key="--format")
         result = _run(config, model, workload, slo_ttft_p99, slo_itl_p99, gpus, max_gpus, gpus_per_node, price,
                       target_rate, headroom, vary, budget, seed, requests, workers, progress, vllm_version,
-                      set_values, pick, usage_context)
+                      set_values, pick, usage_context, calibration)
         result = with_files(result)
         write_output(render_plan(result, fmt), output)
         if write:
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, price, target_rate, headroom, vary,
-         budget, seed, requests, workers, progress, vllm_version, set_values, pick, usage_context):
+         budget, seed, requests, workers, progress, vllm_version, set_values, pick, usage_context, calibration=None):
     from ..config.flagtable import flag_table
     from ..diagnose.checks import rule_errors
     from ..diagnose.scenario import build_scenario, slos_from
@@ -95,9 +96,9 @@ def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, p
         raise ReaderError("give a config to plan from, or a model with --model (a catalog id or a local "
                           "config.json).", key="--model")
     options = load_options(vllm_version, None, None, model, workload, set_values, pick, usage_context, slo_ttft,
-                           slo_itl)
+                           slo_itl, calibration)
     resolved = _resolve(config, model, options)
-    searched = _gpu_list(gpus, resolved if config is not None else None)
+    searched = _gpu_list(gpus, resolved if config is not None or calibration else None)
     prices = parse_prices(price, searched)
     slos = slos_from(resolved)
     spec = workload_spec(resolved, workload)
@@ -129,14 +130,20 @@ def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, p
 def _resolve(config, model, options):
     import shlex
 
+    from ..config.from_cli import resolve_with_calibration
     from ..config.load import load_command_line
-    from ..config.resolve import resolve
     from .common import load_and_resolve
 
     if config is not None:
         return load_and_resolve(config, options)
     # --model resolves as everywhere (folder, Hugging Face cache, catalog, Hub); an unknown one is bad input
-    return resolve(load_command_line(f"vllm serve {shlex.quote(model)}", options), model_override=model)
+    if options.calibration:  # the plan starts on the profile's GPU (the search then keeps to it)
+        from ..calibration.profile import read_profile
+        from ..calibration.select import profile_path
+
+        fitted = read_profile(profile_path(load_command_line("vllm serve x", options))).fitted_on
+        options = options.model_copy(update={"gpu": fitted.device})
+    return resolve_with_calibration(load_command_line(f"vllm serve {shlex.quote(model)}", options), options)
 
 
 def _gpu_list(given, resolved) -> list[str]:
@@ -144,7 +151,15 @@ def _gpu_list(given, resolved) -> list[str]:
     from ..errors import ReaderError
 
     names = _names(given) if given else list(DEFAULT_GPUS)
-    if not given and resolved is not None and resolved.deployment.context.gpu:
+    profile = resolved.calibration if resolved is not None else None
+    if profile is not None:
+        if not profile.fitted_on.device_in_catalog:
+            raise ReaderError(f"the calibration profile '{profile.name}' was fitted on {profile.fitted_on.device}, a "
+                              "device the catalog does not know: plan searches catalog GPUs, and no other GPU's step "
+                              "times follow from that profile.", key="--calibration")
+        if not given:  # the profile's step times hold for its own GPU only
+            names = [profile.fitted_on.device]
+    elif not given and resolved is not None and resolved.deployment.context.gpu:
         names.append(resolved.gpu.id)
     out: list[str] = []
     for name in names:

@@ -36,9 +36,14 @@ def load_and_resolve(config: str, options: Any) -> Any:
     """load -> resolve, the first two stages of every command that reads a config (with the calibration
     profile the options or the file name, checked against the deployment)."""
     from .load import load_deployment
+
+    return resolve_with_calibration(load_deployment(config, options), options)
+
+
+def resolve_with_calibration(deployment: Any, options: Any) -> Any:
+    """resolve, with the calibration profile the deployment names (checked against it)."""
     from .resolve import resolve
 
-    deployment = load_deployment(config, options)
     if not deployment.context.calibration:
         return resolve(deployment, model_override=options.model)
     from ..calibration import select

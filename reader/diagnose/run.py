@@ -202,8 +202,26 @@ def _assumptions(r: ResolvedDeployment, sc: Optional[Scenario] = None) -> list[s
             + (f"; front end {sc.host_times['front_end_s'] * 1000:.1f} ms per request"
                if sc.host_times['front_end_s'] else "")) if sc is not None
            else "scheduler CPU time: not simulated",
-           "memory: activation peak, non-torch and CUDA-graph memory are estimates (the capacity command shows them)"]
+           _memory_assumption(r)]
     return out
+
+
+def _memory_assumption(r: ResolvedDeployment) -> str:
+    from ..calibration.select import memory_settings_moved
+    from ..capacity.profile_terms import LABELS
+
+    terms = r.calibration.memory.terms() if r.calibration is not None else {}
+    if not terms:
+        return "memory: activation peak, non-torch and CUDA-graph memory are estimates (the capacity command shows them)"
+    logs = sum(1 for s in r.calibration.sources if s.kind == "log")
+    moved = memory_settings_moved(r.calibration, r)
+    rest = [label for name, label in LABELS.items() if name not in terms]
+    return (f"memory: {', '.join(LABELS[n] for n in terms)} from the calibration profile '{r.calibration.name}' "
+            f"(measured in {logs} start-up log{'s' if logs != 1 else ''} of this deployment"
+            + (", scaled to this deployment's " + ", ".join(f"{k} {now} (measured at {then})"
+                                                            for k, (then, now) in moved.items())
+               + " with the capacity model's estimate" if moved else "") + ")"
+            + (f"; {', '.join(rest)} estimated" if rest else ""))
 
 
 def _null_metrics() -> Metrics:

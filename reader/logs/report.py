@@ -66,17 +66,23 @@ def log_report(text: str, source: str, options: Any) -> LogReport:
 
 
 def _resolve(text: str, source: str, options: Any) -> Any:
-    from ..config.from_cli import load_and_resolve
+    from ..config.from_cli import resolve_with_calibration
+
+    return resolve_with_calibration(log_deployment(text, source, options), options)
+
+
+def log_deployment(text: str, source: str, options: Any) -> Any:
+    """The deployment a log's text shows (its launch), loaded as a log whatever the file's name, named `source`."""
+    from ..config.load import load_deployment
 
     if os.path.isfile(source) and not source.endswith((".json", ".yaml", ".yml", ".sh", ".bash", ".zsh", ".ps1")):
-        return load_and_resolve(source, options)
+        return load_deployment(source, options)
     with tempfile.TemporaryDirectory() as folder:  # stdin, or a log saved under a config-like name
         path = os.path.join(folder, "vllm.log")
         with open(path, "w") as handle:
             handle.write(text)
-        resolved = load_and_resolve(path, options)
-    resolved.deployment.source = source
-    return resolved
+        deployment = load_deployment(path, options)
+    return deployment.model_copy(update={"source": source})
 
 
 def _launch(resolved: Any) -> Launch:

@@ -8,6 +8,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from ..calibration.select import CalibrationUse
 from ..diagnose.metrics import Metrics
 from .bounds import Bounds
 from .launch import Launch
@@ -153,4 +154,5 @@ class Plan(BaseModel):
     skipped: list[str] = Field(default_factory=list)  # what the --budget left out
     counts: Counts = Field(default_factory=Counts)
     notes: list[str] = Field(default_factory=list)
+    calibration: Optional[CalibrationUse] = None  # the profile given with --calibration (None: the shipped one)
     files: dict[str, str] = Field(default_factory=dict)  # the winner's files, as `plan --write` writes them

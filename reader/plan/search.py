@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .. import __version__
+from ..calibration.select import describe_use
 from ..catalog.load import get_gpu
 from ..diagnose.scenario import Change, Scenario
 from ..diagnose.trials import RuleErrors, Trial, prepare, same_simulation, try_changes
@@ -125,7 +126,8 @@ class Planner:
             traffic=R.Traffic(kind=traffic.kind, total=traffic.total, unit=traffic.unit, headroom=req.headroom),
             slos_ms=self.slos, seed=root.seed, gpus=list(req.gpus), max_gpus=req.max_gpus,
             gpus_per_node=req.gpus_per_node, prices=dict(req.prices), pinned=self.pinned,
-            notes=list(traffic.notes))
+            notes=list(traffic.notes),
+            calibration=describe_use(root.resolved) if root.resolved.calibration is not None else None)
         self.flags: list[dict[str, Any]] = []  # per candidate: every flag a trial sets
         self.scenarios: list[Scenario] = []  # per candidate: prepared in this process (rules, capacity)
         self.keys: dict[tuple, int] = {}
@@ -150,6 +152,7 @@ class Planner:
         found, left_out = shapes([get_gpu(g) for g in self.req.gpus], model, self.req.max_gpus,
                                  self.req.gpus_per_node)
         self.plan.notes += [f"not searched: {why}" for why in left_out]
+        found = self._calibrated(found)
         if "tensor_parallel_size" in self.root.resolved.deployment.flags:
             self.plan.notes.append("the config's parallel sizes are searched with the GPU type (they belong to it)")
         self.plan.counts.shapes = len(found)
@@ -159,6 +162,38 @@ class Planner:
             if state is not None:
                 states.append(state)
         return states
+
+    def _calibrated(self, found: list[Shape]) -> list[Shape]:
+        """With a calibration profile, the shapes it was fitted for: its step-time coefficients (and memory terms)
+        describe that GPU at that parallel layout, so every other shape is skipped with the profile's reason."""
+        from ..calibration.select import problems, target_of
+        from ..errors import ReaderError
+
+        r = self.root.resolved
+        if r.calibration is None:
+            return found
+        base, name = target_of(r), f"the calibration profile {r.calibration_path or r.calibration.name}"
+        kept: list[Shape] = []
+        skipped: dict[str, str] = {}
+        for shape in found:
+            target = base.model_copy(update={"device": shape.gpu, "tensor_parallel_size": shape.tp,
+                                             "pipeline_parallel_size": shape.pp})
+            try:
+                problems(r.calibration, target, name)
+            except ReaderError as refusal:
+                skipped[f"{shape.gpu} TP{shape.tp} PP{shape.pp}"] = refusal.message
+                continue
+            kept.append(shape)
+        self.plan.notes += [f"not searched: {label}: {why}" for label, why in skipped.items()]
+        if not kept:
+            on = r.calibration.fitted_on
+            raise ReaderError(
+                f"{name} was fitted on {on.device} at TP {on.tensor_parallel_size} x PP {on.pipeline_parallel_size}, "
+                f"and none of the shapes searched ({', '.join(skipped) or 'none'}) is that: its step times hold for "
+                f"that hardware only. Give --gpus {on.device} (with room for "
+                f"{on.tensor_parallel_size * on.pipeline_parallel_size} GPUs per replica), or drop --calibration.",
+                key="--calibration")
+        return kept
 
     def _shape(self, shape: Shape) -> Optional[_ShapeState]:
         res = R.ShapeResult(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, gpus=shape.gpus, outcome="planned")

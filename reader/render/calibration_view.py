@@ -37,7 +37,7 @@ def point_table(points: Iterable[FitPoint]) -> str:
 KEY_METRICS = ("output_throughput", "median_tpot_ms", "median_ttft_ms")
 
 
-def render_profile(profile: CalibrationProfile, written_to: str | None = None) -> str:
+def render_profile(profile: CalibrationProfile, written_to: str | None = None, notes: Iterable[str] = ()) -> str:
     """What `vllm-reader calibrate` prints: the deployment, the coefficients it fitted, the error per metric,
     and the held-out files' key metrics beside their predictions."""
     on = profile.fitted_on
@@ -47,7 +47,8 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None) -
              f"TP {on.tensor_parallel_size} x PP {on.pipeline_parallel_size}, {on.dtype}",
              f"fitted on {sum(1 for s in profile.sources if 'held out' not in s.description)} file(s) "
              f"({fit.evidence}), {fit.iterations} iterations, {'converged' if fit.converged else 'NOT converged'}",
-             "", "fitted coefficients:"]
+             "", "fitted coefficients:" if fit.evidence != "log" else
+             "step-time coefficients: not fitted (no bench results), the shipped profile's"]
     for name in fit.free:
         if name in profile.step_time:
             lines.append(f"  {name:<32} {profile.step_time[name].value:.6g}")
@@ -55,18 +56,55 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None) -
         d = profile.device
         lines.append(f"  device {d.name} ({d.kind}): {d.bf16_tflops:.4g} TFLOP/s and {d.hbm_bandwidth_gbps:.4g} GB/s "
                      "effective")
-    lines += ["", "fit error per metric:"] + [_error_line(e) for e in fit.errors if not e.held_out]
+    if fit.evidence != "log":
+        lines += ["", "fit error per metric:"] + [_error_line(e) for e in fit.errors if not e.held_out]
+    lines += _memory_lines(profile)
     held = [e for e in fit.errors if e.held_out]
     if held:
         lines += ["", "held-out files (predicted, not fitted):"] + [_error_line(e) for e in held]
         lines += ["", point_table(p for p in fit.points if p.held_out and p.metric in KEY_METRICS)]
+    notes = list(notes)
+    if notes:
+        lines += ["", "notes:"] + [f"  {note}" for note in notes]
     if written_to:
         lines += ["", f"wrote {written_to}"]
     return "\n".join(lines)
 
 
+_TERM_LABELS = {"activation_peak_bytes": "activation peak", "non_torch_bytes": "non-torch memory",
+                "cudagraph_bytes": "CUDA graphs"}
+
+
+def _memory_lines(profile: CalibrationProfile) -> list[str]:
+    """The memory terms learned from start-up logs, the settings they hold at, and how well they predict the
+    logs' available KV memory."""
+    memory = profile.memory
+    terms = {field: getattr(memory, field) for field in _TERM_LABELS if getattr(memory, field) is not None}
+    if not terms:
+        return []
+    lines = ["", "memory terms (per GPU, from start-up logs):"]
+    for field, term in terms.items():
+        estimate = f" (the capacity model estimates {term.estimate / 2**30:.2f} GiB)" if term.estimate else ""
+        lines.append(f"  {_TERM_LABELS[field]:<20} {term.value / 2**30:8.2f} GiB{estimate}")
+    at = next((t.at for t in terms.values() if t.at is not None), None)
+    if at is not None:
+        lines.append(f"  at max_num_batched_tokens {at.max_num_batched_tokens}, max_num_seqs {at.max_num_seqs}, "
+                     f"TP {at.tensor_parallel_size}"
+                     + (f", gpu_memory_utilization {at.gpu_memory_utilization:g}" if at.gpu_memory_utilization else "")
+                     + (", eager" if at.enforce_eager else ", CUDA graphs")
+                     + f", {profile.fitted_on.dtype}, vLLM {profile.fitted_on.vllm_version or '(release not stated)'}"
+                     + "; other settings scale them with the capacity model's estimate")
+    if memory.fit is not None:
+        lines += [_error_line(e) for e in memory.fit.errors]
+    return lines
+
+
 def calibration_line(use: CalibrationUse) -> str:
     """The sentence every report carries: which calibration the step times come from, and how well it fitted."""
+    if use.evidence == "log":
+        return (f"step times: the shipped coefficients (calibration profile '{use.name}' ({use.chosen}, {use.path}) "
+                f"holds memory terms from start-up logs of {use.fitted_on} and no bench results)"
+                + (f"; {use.extrapolated}" if use.extrapolated else ""))
     fit = ""
     if use.fit_metric is not None:
         what = "step times" if use.fit_metric.startswith("step_time") else use.fit_metric.replace("_", " ")

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from ..errors import ReaderError
 from ..plan.result import Candidate, Plan, Point
+from .calibration_view import calibration_line
 from .charts import Chart, quadrant
 from .launch import CONFIG_FILE, launch_files, serve_command
 from .markdown import code, md, render
@@ -226,8 +227,11 @@ def _assumptions(plan: Plan) -> list[str]:
     out.append(f"traffic: {plan.workload}; split evenly between replicas (a Poisson stream split at random stays "
                "Poisson; a trace is split round robin)")
     out.append(f"simulated with seed {plan.seed}; the same seed gives the same plan")
-    out.append("step times: the roofline model calibrated on H200 measurements (fixtures/gpu/), extrapolated to other "
-               "GPUs from datasheet peaks; memory: the capacity model")
+    if plan.calibration is not None:
+        out.append(calibration_line(plan.calibration))
+    else:
+        out.append("step times: the roofline model calibrated on H200 measurements (fixtures/gpu/), extrapolated to "
+                   "other GPUs from datasheet peaks; memory: the capacity model")
     if any("speculative_config" in c.changes for c in plan.candidates):
         out.append("speculative decoding, where tried, is simulated at an assumed acceptance rate (ngram 0.35, MTP 0.75 per "
                    "drafted token); measure yours before relying on it")

@@ -69,8 +69,8 @@ def test_calibrate_needs_the_device_and_the_results(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text(DEPLOYMENT.read_text().replace("#   gpu: cpu-xeon-2c\n", ""))
     done = run("calibrate", str(config), "--model", TINY, "--bench", "a.json", "b.json")
-    assert done.returncode == 2 and "needs the device the benchmarks ran on" in done.stderr
-    assert "no bench results given" in run("calibrate", str(DEPLOYMENT)).stderr
+    assert done.returncode == 2 and "needs the device the measurements ran on" in done.stderr
+    assert "nothing to fit: add `--bench RESULT.json`" in run("calibrate", str(DEPLOYMENT)).stderr
     assert "give no config" in run("calibrate", str(DEPLOYMENT), "--steps", "x.json").stderr
 
 

@@ -9,6 +9,7 @@ rounds.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +94,26 @@ def test_held_out_loads_are_predicted_within_bounds(predicted):
     assert np.median(errors["output_throughput"]) <= KEY["output_throughput"]
     assert np.median(errors["median_tpot_ms"]) <= KEY["median_tpot_ms"]
     assert np.median(errors["median_ttft_ms"]) <= TTFT_GUARD
+
+
+def _ttft_p50(run) -> float:
+    return run.fit_metrics["median_ttft_ms"]
+
+
+def test_the_ttft_miss_is_the_models_not_the_recordings_noise(predicted):
+    """Why TTFT P50 misses the 25% bar (README, "The proof on a real engine"): each held-out load's rounds agree
+    with their median within 10% (median over the runs), so the 41% is not noise; and the miss has a sign that
+    follows the load. Alone (one request in flight) a 1,024-token prompt's first token comes in about 60 ms on
+    every round, and the profile predicts over 100 ms; with several requests in flight the profile is right or
+    low. The fit learned one prefill cost for both, between the engine alone and the engine sharing the two
+    cores with the API server and the benchmark client, which the roofline does not model."""
+    loads, pred = predicted
+    spread = [abs(_ttft_p50(r) / np.median([_ttft_p50(x) for x in runs if "median_ttft_ms" in x.fit_metrics]) - 1)
+              for runs in loads.values() for r in runs if "median_ttft_ms" in r.fit_metrics]
+    assert np.median(spread) < 0.10
+    # the fastest first token of a 1,024-token prompt in any round (vllm bench serve's per-request ttfts, seconds)
+    alone = min(1000 * min(json.loads(Path(r.path).read_text())["ttfts"]) for name in ("c1-long", "r2-long")
+                for r in loads[name])
+    assert 50.0 < alone < 70.0
+    assert pred["c1-long"]["median_ttft_ms"] > 1.4 * alone  # alone: predicted far slower than measured
+    assert pred["r6-mixed"]["median_ttft_ms"] < np.median([_ttft_p50(r) for r in loads["r6-mixed"]])  # loaded: low

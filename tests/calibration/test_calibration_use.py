@@ -96,10 +96,10 @@ def test_the_cpu_profile_describes_its_device():
 
 
 def test_memory_terms_a_profile_measured_replace_the_estimates(tmp_path):
-    from reader.calibration.profile import Coefficient, MemoryTerms
+    from reader.calibration.profile import MemoryTerm, MemoryTerms
 
     profile = load_profile(DEFAULT_PROFILE)
-    measured = MemoryTerms(activation_peak_bytes=Coefficient(value=3 * 2**30, source="test: from a start-up log"))
+    measured = MemoryTerms(activation_peak_bytes=MemoryTerm(value=3 * 2**30, source="test: from a start-up log"))
     path = tmp_path / "m.yaml"
     write_profile(profile.model_copy(update={"memory": measured}), path)
     plain = run("capacity", str(H200_8B), "--gpu", "H200-SXM", "--format", "json")

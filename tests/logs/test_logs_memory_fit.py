@@ -46,7 +46,7 @@ def _deployment(name: str):
 
 
 def test_a_deployments_own_terms_are_what_its_log_printed():
-    from reader.calibration.fit_memory import deployment_terms
+    from reader.calibration.fit_log import deployment_terms
     from reader.calibration.profile import CalibrationProfile, default_profile
 
     resolved, logs = _deployment("vllm-pr10511_llama3-8b_h100_tp1.log")
@@ -54,25 +54,25 @@ def test_a_deployments_own_terms_are_what_its_log_printed():
     assert got.terms.non_torch_bytes.value == pytest.approx(1.79 * 2**30, rel=1e-3)
     assert got.terms.activation_peak_bytes.value == pytest.approx(1.26 * 2**30, rel=1e-3)
     assert "measured by vLLM at start-up" in got.terms.non_torch_bytes.source
-    assert got.report.evidence == "log" and got.sources[0].kind == "log" and len(got.sources[0].sha256) == 64
+    assert got.terms.fit.evidence == "log" and got.sources[0].kind == "log" and len(got.sources[0].sha256) == 64
     # the profile type holds them as they are
     profile = default_profile().model_copy(update={"memory": got.terms})
     assert CalibrationProfile.model_validate(profile.model_dump()).memory == got.terms
 
 
 def test_where_a_log_prints_only_the_kv_memory_non_torch_is_solved_from_it():
-    from reader.calibration.fit_memory import deployment_terms
+    from reader.calibration.fit_log import deployment_terms
 
     # gpt-oss-120b on an H100, vLLM 0.11.0: no profiler breakdown; the default estimates miss the KV memory by 16%
     resolved, logs = _deployment("vllm-27508_gpt-oss-120b_h100_util095_mnbt1024.log")
     got = deployment_terms(resolved, logs)
     assert "solved from the logged available KV memory" in got.terms.non_torch_bytes.source
-    assert got.report.error_of("available_kv_gib_without_profile").median_abs_pct > 10
-    assert got.report.error_of("available_kv_gib").median_abs_pct < 0.5
+    assert got.terms.fit.error_of("available_kv_gib_without_profile").median_abs_pct > 10
+    assert got.terms.fit.error_of("available_kv_gib").median_abs_pct < 0.5
 
 
 def test_a_file_that_is_not_a_log_is_refused():
-    from reader.calibration.fit_memory import deployment_terms
+    from reader.calibration.fit_log import deployment_terms
     from reader.errors import ReaderError
 
     resolved, _ = _deployment("vllm-pr10511_llama3-8b_h100_tp1.log")
