@@ -53,8 +53,32 @@ def verdict_paragraph(d: Diagnosis) -> str:
             text += f": starts, and serves {rec.metrics.output_throughput:,.0f} tok/s (simulated)"
         text += "."
     elif d.verdict.limit not in ("load",) and d.whatifs:
-        text += " None of the simulated changes improved on the configuration as it is."
+        text += " " + (_tradeoff_sentence(d) or "None of the simulated changes improved on the configuration as it is.")
     return text
+
+
+TRADE_MARGIN = 0.05  # a tail this much lower counts as a gain; noise below it is not a trade
+
+
+def _tradeoff_sentence(d: Diagnosis) -> Optional[str]:
+    """Without SLOs nothing says which tail matters: changes that lower one latency tail and raise the other
+    are named as such, with the way to choose between them, instead of "none improved"."""
+    base = d.baseline
+    if d.slos_ms or base is None or not base.completed:
+        return None
+    tails = (("ITL", "itl_p99_ms", "--slo-itl-p99"), ("TTFT", "ttft_p99_ms", "--slo-ttft-p99"))
+    for name, key, option in tails:
+        before = getattr(base, key)
+        gains = [w for w in d.whatifs if w.status == "simulated" and w.metrics is not None and before
+                 and getattr(w.metrics, key) is not None and getattr(w.metrics, key) < before * (1 - TRADE_MARGIN)]
+        if gains:
+            best = min(gains, key=lambda w: getattr(w.metrics, key))
+            verb = "lowers" if len(gains) == 1 else "lower"
+            return (f"No change is better on every figure; {len(gains)} {verb} {name} P99 at a cost elsewhere "
+                    f"(best: {changes_text(best.changes)}, {ms(before)} -> {ms(getattr(best.metrics, key))}; see "
+                    f"Recommendations): give your target ({code(option)}) and the change that best meets it is "
+                    "recommended.")
+    return None
 
 
 def _kv_chart(d: Diagnosis) -> Optional[str]:

@@ -12,6 +12,7 @@ from reader.config.load import load_deployment
 from reader.config.resolve import resolve
 from reader.diagnose.report import SCHEMA_VERSION
 from reader.diagnose.run import diagnose
+from reader.diagnose.whatif import WhatIf
 from reader.render.json_schemas import documents
 from reader.render.markdown import code, md
 from reader.render.report import render_diagnosis
@@ -76,3 +77,31 @@ def test_unknown_format_is_bad_input(small_diagnosis):
     from reader.errors import ReaderError
     with pytest.raises(ReaderError):
         render_diagnosis(small_diagnosis, "html")
+
+
+def _without_slos(d, itl_factor: float, ttft_factor: float):
+    """The diagnosis as if no SLO was given, prefill steps were the limit, and its one what-if moved the two
+    tails by these factors."""
+    base = d.baseline
+    moved = base.model_copy(update={"itl_p99_ms": base.itl_p99_ms * itl_factor,
+                                    "ttft_p99_ms": base.ttft_p99_ms * ttft_factor})
+    whatif = WhatIf(changes={"max_num_batched_tokens": 512}, reason="smaller steps", addresses="budget",
+                    status="simulated", metrics=moved)
+    verdict = d.verdict.model_copy(update={"limit": "budget_large", "slo": []})
+    return d.model_copy(update={"slos_ms": {}, "whatifs": [whatif], "verdict": verdict})
+
+
+def test_without_slos_a_latency_trade_is_named_with_the_option_that_decides_it(small_diagnosis):
+    from reader.render.report import verdict_paragraph
+
+    text = verdict_paragraph(_without_slos(small_diagnosis, itl_factor=0.5, ttft_factor=1.5))
+    assert "None of the simulated changes" not in text
+    assert "1 lowers ITL P99 at a cost elsewhere" in text and "`max_num_batched_tokens=512`" in text
+    assert "`--slo-itl-p99`" in text
+
+
+def test_without_slos_a_change_within_noise_is_no_trade(small_diagnosis):
+    from reader.render.report import verdict_paragraph
+
+    text = verdict_paragraph(_without_slos(small_diagnosis, itl_factor=0.97, ttft_factor=1.5))
+    assert "None of the simulated changes improved on the configuration as it is." in text
