@@ -34,6 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ReaderError
+from .delivery import BURST_FRACTION, bunched_waves
 
 # Summary metrics the simulator reports too: bench key -> (SimResult attribute, LatencyStats field or None)
 _LATENCY = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2el_ms"}
@@ -69,6 +70,8 @@ class BenchResult(BaseModel):
     dataset_args: dict[str, Any] = {}  # random_input_len / random_output_len / random_range_ratio from --metadata
     fit_metrics: dict[str, float] = {}  # throughputs + latency statistics over the streamed requests
     burst_requests: int = 0  # requests the client received in one burst (see the module docstring)
+    bunched_waves: int = 0  # closed-loop waves that finished in a bunch, of closed_waves (delivery.py)
+    closed_waves: int = 0
 
     def describe(self) -> str:
         rate = "all at once" if math.isinf(self.request_rate) else f"{self.request_rate:g} req/s"
@@ -153,12 +156,12 @@ def _parse(data: dict[str, Any], file: str) -> BenchResult:
     if detail is not None:
         result.update(detail)
     result["fit_metrics"], result["burst_requests"] = _fit_metrics(data, metrics)
+    result["bunched_waves"], result["closed_waves"] = bunched_waves(data)
     if result["burstiness"] <= 0:
         raise ReaderError("'burstiness' must be positive.", file=file, key="burstiness")
     return BenchResult(**result)
 
 
-BURST_FRACTION = 0.05  # first-to-last token within this share of the latency: delivered in one burst
 MIN_STREAMED_SHARE, MIN_STREAMED = 0.25, 3
 
 

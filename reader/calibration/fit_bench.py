@@ -34,6 +34,7 @@ import numpy as np
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
+from .delivery import delivery_warnings
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
@@ -367,7 +368,8 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                                                  + ", ".join(f"{m} (weight {w:g})" for m, w in LOSS_WEIGHTS.items())
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
-                       loss=round(search.loss, 6), errors=errors, points=points)
+                       loss=round(search.loss, 6), errors=errors, points=points,
+                       warnings=delivery_warnings(results + held))
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
     return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, values, files),

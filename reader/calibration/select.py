@@ -185,6 +185,7 @@ class CalibrationUse(BaseModel):
     fit_median_abs_pct: Optional[float] = None
     fit_max_abs_pct: Optional[float] = None
     extrapolated: Optional[str] = None  # why the figures are extrapolations, where they are
+    fit_warnings: int = 0  # sentences the fit left in the profile about its own results (fit.warnings)
 
 
 def describe_use(r) -> CalibrationUse:
@@ -209,7 +210,7 @@ def use_of(profile: Optional[CalibrationProfile], path: Optional[str], chosen: s
         fitted_on=f"{profile.fitted_on.model} on {profile.fitted_on.device}",
         device_stands_in=profile.device is not None, fit_metric=err.metric if err else None,
         fit_median_abs_pct=err.median_abs_pct if err else None, fit_max_abs_pct=err.max_abs_pct if err else None,
-        extrapolated=extrapolated)
+        extrapolated=extrapolated, fit_warnings=len(profile.fit.warnings))
 
 
 class StepTimeChoice(BaseModel):

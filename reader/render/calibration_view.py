@@ -63,6 +63,8 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None, n
     if held:
         lines += ["", "held-out files (predicted, not fitted):"] + [_error_line(e) for e in held]
         lines += ["", point_table(p for p in fit.points if p.held_out and p.metric in KEY_METRICS)]
+    if fit.warnings:
+        lines += ["", "warnings (what the results say about the fit):"] + [f"  {w}" for w in fit.warnings]
     notes = list(notes)
     if notes:
         lines += ["", "notes:"] + [f"  {note}" for note in notes]
@@ -112,6 +114,9 @@ def calibration_line(use: CalibrationUse) -> str:
     stands = ", whose fitted figures stand in for the device's datasheet" if use.device_stands_in else ""
     text = (f"step times: calibration profile '{use.name}' ({use.chosen}, {use.path}), fitted on {use.fitted_on} "
             f"from {'measured step times' if use.evidence == 'steps' else use.evidence + ' results'}{stands}{fit}")
+    if use.fit_warnings:
+        text += (f"; the fit left {use.fit_warnings} warning(s) about its own results in the profile "
+                 "(fit.warnings): read them before trusting its latencies")
     if use.extrapolated:
         text += f"; {use.extrapolated}"
     return text
