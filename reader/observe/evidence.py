@@ -44,6 +44,9 @@ class Interval(BaseModel):
     arrived: float
     steps: float
     waiting_at_end: float = 0.0
+    # requests that left the queue in the interval, and their mean wait there (vllm:request_queue_time_seconds)
+    scheduled: float = 0.0
+    queue_mean_s: Optional[float] = None
 
 
 class HistogramData(BaseModel):
@@ -347,6 +350,7 @@ def _intervals(w: Window) -> list[Interval]:
         return []
     finished = w.track("finished")
     steps = w.track("step_tokens", "_count") or [0.0] * len(w.snapshots)
+    queue_sum, queue_count = w.track("queue", "_sum"), w.track("queue", "_count")
     in_server = {t: v for t, v in w.gauge("running")}
     waiting = dict(w.gauge("waiting"))
     for t, v in waiting.items():
@@ -356,6 +360,9 @@ def _intervals(w: Window) -> list[Interval]:
         t0, t1 = w.snapshots[i - 1].time, w.snapshots[i].time
         done = (finished[i] - finished[i - 1]) if finished else 0.0
         change = in_server.get(t1, 0.0) - in_server.get(t0, 0.0)
+        scheduled = (queue_count[i] - queue_count[i - 1]) if queue_count and queue_sum else 0.0
+        mean_wait = (queue_sum[i] - queue_sum[i - 1]) / scheduled if scheduled > 0 else None
         out.append(Interval(start=t0, end=t1, arrived=max(0.0, done + change), steps=steps[i] - steps[i - 1],
-                            waiting_at_end=waiting.get(t1, 0.0)))
+                            waiting_at_end=waiting.get(t1, 0.0), scheduled=max(0.0, scheduled),
+                            queue_mean_s=mean_wait))
     return out

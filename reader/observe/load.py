@@ -5,10 +5,13 @@ evenly inside each bucket, their mean held to the exact _sum / _count), and when
 between snapshots: finished requests plus the change in those running or waiting). What the metrics do not
 say is drawn: which prompt went with which output, and the order within an interval; `seed` picks the draw.
 
-Arrivals: an interval whose arrivals were mostly still waiting at its end (BURST_WAITING of them) had them
-all at once: the server could not absorb them as they came. They are placed where the steps the server ran
-after them begin (the interval's steps times its mean step while busy, back from the interval's end), so a
-burst that straddles two snapshots stays one burst. Any other interval's arrivals are spread evenly over it.
+Arrivals: an interval had its arrivals all at once when they were mostly still waiting at its end
+(BURST_WAITING of them), or when the requests it scheduled had waited, on average, a good share of the time
+the server was busy in it (BURST_WAIT_SHARE): a stream spread over the interval that the server keeps up with
+waits little, and a burst the server worked through before the next snapshot leaves no queue at its end but
+long waits behind it (vllm:request_queue_time_seconds). A burst is placed where the steps the server ran after
+it begin (the interval's steps times its mean step while busy, back from the interval's end), so a burst that
+straddles two snapshots stays one burst. Any other interval's arrivals are spread evenly over it.
 A single snapshot gives only a mean rate (Poisson).
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..sim.workload import ArrivalSpec, LengthSpec, Workload, WorkloadSpec
 from .evidence import HistogramData, Interval, ObservedLoad
 
 BURST_WAITING = 0.5
+BURST_WAIT_SHARE = 0.25
 
 
 def lengths(h: Optional[HistogramData], mean: Optional[float], n: int, what: str) -> np.ndarray:
@@ -46,7 +50,7 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     parts = [(0.0, 0.0, load.in_flight_at_start, True)]
     for i in load.intervals:
         if i.arrived > 0:
-            queued = i.waiting_at_end >= BURST_WAITING * i.arrived
+            queued = _came_at_once(i, load.step_ms)
             start = _burst_start(i, load.step_ms) if queued else i.start
             parts.append((start - origin, i.end - origin, i.arrived, queued))
     weights = np.array([p[2] for p in parts])
@@ -65,6 +69,16 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
         return out, "all at once"
     return out, (f"as counted between snapshots: {bursts} burst(s) that queued, {spread} interval(s) spread "
                  "evenly")
+
+
+def _came_at_once(interval: Interval, step_ms: Optional[float]) -> bool:
+    if interval.waiting_at_end >= BURST_WAITING * interval.arrived:
+        return True
+    busy_s = interval.end - interval.start
+    if step_ms:
+        busy_s = min(busy_s, interval.steps * step_ms / 1000.0)
+    waited = interval.queue_mean_s
+    return waited is not None and busy_s > 0 and waited >= BURST_WAIT_SHARE * busy_s
 
 
 def _burst_start(interval: Interval, step_ms: Optional[float]) -> float:

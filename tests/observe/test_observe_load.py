@@ -53,6 +53,21 @@ def test_a_burst_that_queued_arrives_at_once_and_paced_requests_spread_over_thei
     assert wl.arrival.min() == 0 and 9 < np.median(wl.arrival) < 11 and wl.arrival.max() < 20
 
 
+def test_a_burst_served_before_the_next_snapshot_is_told_by_how_long_its_requests_waited():
+    """A slow scrape (3.5 s) over a whole burst: at its end the queue is nearly empty, but the 60 requests it
+    scheduled waited 1.5 s on average, which a stream spread over the interval and kept up with cannot do.
+    The burst is placed where the server's 800 steps of 4 ms began, not spread over the 3.5 s."""
+    lengths = HistogramData(bounds=[100, 200, 500], counts=[0, 40, 80], total=80 * 250, count=80)
+    served = Interval(start=0.0, end=3.5, arrived=80, steps=800, waiting_at_end=5, scheduled=60, queue_mean_s=1.5)
+    load = ObservedLoad(num_requests=80, span_s=3.5, prompt_len=lengths, output_len=lengths, intervals=[served],
+                        step_ms=4.0)
+    _, wl = workload(load)
+    assert not wl.arrival.any() and "all at once" in wl.description
+    kept_up = served.model_copy(update={"queue_mean_s": 0.05})
+    _, wl = workload(load.model_copy(update={"intervals": [kept_up]}))
+    assert 1.5 < np.median(wl.arrival) < 2.0 and wl.arrival.max() > 3.0  # spread evenly over the interval
+
+
 def test_pairing_and_order_are_drawn_by_seed():
     lengths = HistogramData(bounds=[10, 100, 1000], counts=[5, 30, 60], total=60 * 200, count=60)
     load = ObservedLoad(num_requests=60, span_s=5, prompt_len=lengths, output_len=lengths)
