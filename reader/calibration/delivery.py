@@ -66,8 +66,8 @@ def delivery_warnings(results: Sequence[Any]) -> list[str]:
                    "latencies are left out of the fit.")
     bunched = [r for r in results if r.bunched_waves and 2 * r.bunched_waves >= r.closed_waves]
     if bunched:
-        names = _short_names([r.path for r in bunched])
-        listed = ", ".join(f"{name} ({r.bunched_waves} of {r.closed_waves})" for name, r in zip(names, bunched))
+        name_of = dict(zip((r.path for r in results), _short_names([r.path for r in results])))
+        listed = ", ".join(f"{name_of[r.path]} ({r.bunched_waves} of {r.closed_waves})" for r in bunched)
         out.append("In these closed-loop files, requests sent together all finished together although their "
                    f"output lengths differ (waves so finished, of those that could show it): {listed}. The "
                    "client saw completions in bunches and re-sent in waves, which the replay does not "
@@ -80,7 +80,7 @@ def delivery_warnings(results: Sequence[Any]) -> list[str]:
 
 
 def _short_names(paths: Sequence[str]) -> list[str]:
-    """The paths less the folders they all share (round-1/c8-mixed.json, not the whole path)."""
+    """The paths less the folders they all share (round-1/c8-mixed.json among the rounds, not the whole path)."""
     parts = [p.replace("\\", "/").split("/") for p in paths]
     common = 0
     while all(len(x) > common + 1 for x in parts) and len({x[common] for x in parts}) == 1:

@@ -1,11 +1,12 @@
 """The proof on a real engine, offline: `vllm bench serve` results recorded against the CPU vLLM 0.32.0 serving the
-dummy-weight tiny Llama (fixtures/calibration/cpu-tiny-llama/bench/, three rounds of ten loads, see its README),
-and the profile `vllm-reader calibrate` fitted on half of the loads (profile.yaml there).
+dummy-weight tiny Llama (fixtures/calibration/cpu-tiny-llama/bench/, three rounds of ten loads on a host with
+nothing else running, see its README), and the profile `vllm-reader calibrate` fitted on half of the loads
+(profile.yaml there).
 
 The issue's bar: the profile predicts the held-out loads' median TPOT and output throughput within 10% and
-TTFT P50 within 25% (median over the held-out loads). The recordings ran on a 2-core machine shared with other
-work, so the same load measured twice differs; each held-out load is compared with the median of its three
-rounds.
+TTFT P50 within 25% (median over the held-out loads). Each held-out load is compared with the median of its
+three rounds. Throughput (2.3%) and TPOT (2.7%) meet it; TTFT P50 comes to 25.2%, at the bar and not within
+it (the tests below say where the miss is).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 FIT = ("c1-short", "c16-short", "r12-short", "c4-long", "c8-mixed")  # tests/live/bench_loads.py
 HELD_OUT = ("c4-short", "r4-short", "c1-long", "r2-long", "r6-mixed")
 KEY = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}  # the issue's bounds
-TTFT_GUARD = 50.0  # measured 41%: not the issue's 25% (see the test below)
+TTFT_GUARD = 30.0  # measured 25.2%: at the issue's 25%, not within it (see the last test)
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +70,10 @@ def test_the_recorded_held_out_errors_are_the_profiles_own(profile, predicted):
 
 
 def test_held_out_loads_are_predicted_within_bounds(predicted):
-    """Throughput and median TPOT meet the issue's 10%; TTFT P50 does not meet its 25% on these recordings
-    (about 40%: see the README), so its bound here is the measured figure with a margin, a guard against a
-    worse fit. Latencies are compared over the requests the client received as a stream (bench.py); the
-    benchmark's own figures, which count the requests delivered in one burst, are printed beside them."""
+    """Throughput and median TPOT meet the issue's 10%; TTFT P50 comes to 25.2% against its 25% (22.7% against
+    the benchmark's own all-request medians), so its bound here is the measured figure with a margin, a guard
+    against a worse fit. Latencies are compared over the requests the client received as a stream (bench.py);
+    the benchmark's own figures, which count the requests delivered in one read, are printed beside them."""
     loads, pred = predicted
     errors = {m: [] for m in KEY}
     raw = {m: [] for m in KEY}
@@ -100,20 +101,28 @@ def _ttft_p50(run) -> float:
     return run.fit_metrics["median_ttft_ms"]
 
 
-def test_the_ttft_miss_is_the_models_not_the_recordings_noise(predicted):
-    """Why TTFT P50 misses the 25% bar (README, "The proof on a real engine"): each held-out load's rounds agree
-    with their median within 10% (median over the runs), so the 41% is not noise; and the miss has a sign that
-    follows the load. Alone (one request in flight) a 1,024-token prompt's first token comes in about 60 ms on
-    every round, and the profile predicts over 100 ms; with several requests in flight the profile is right or
-    low. The fit learned one prefill cost for both, between the engine alone and the engine sharing the two
-    cores with the API server and the benchmark client, which the roofline does not model."""
+def test_the_ttft_miss_is_the_models_not_the_recordings_noise(profile, predicted):
+    """Where TTFT P50 misses (README, "The proof on a real engine"): not in the recordings' noise (each held-out
+    load's rounds agree with their median within 10%, median over the runs), but in a 1,024-token prompt
+    alone. Its first token came in 25-27 ms at the fastest in every round and 28 ms at the median, and the
+    profile predicts 43 ms: on this CPU a 512-token chunk costs far less than twice a 256-token prompt (a
+    prompt of 1,024 tokens alone takes 2.2 times as long as one of 256, where the roofline says 3.3), and
+    the fit, which also matches the loaded runs, cannot bend its linear prefill cost to both."""
     loads, pred = predicted
     spread = [abs(_ttft_p50(r) / np.median([_ttft_p50(x) for x in runs if "median_ttft_ms" in x.fit_metrics]) - 1)
               for runs in loads.values() for r in runs if "median_ttft_ms" in r.fit_metrics]
     assert np.median(spread) < 0.10
-    # the fastest first token of a 1,024-token prompt in any round (vllm bench serve's per-request ttfts, seconds)
-    alone = min(1000 * min(json.loads(Path(r.path).read_text())["ttfts"]) for name in ("c1-long", "r2-long")
-                for r in loads[name])
-    assert 50.0 < alone < 70.0
-    assert pred["c1-long"]["median_ttft_ms"] > 1.4 * alone  # alone: predicted far slower than measured
-    assert pred["r6-mixed"]["median_ttft_ms"] < np.median([_ttft_p50(r) for r in loads["r6-mixed"]])  # loaded: low
+    # the fastest first token of a 1,024-token prompt alone in each round (vllm bench serve's ttfts, seconds)
+    fastest = [1000 * min(json.loads(Path(r.path).read_text())["ttfts"]) for r in loads["c1-long"]]
+    assert all(20.0 < t < 30.0 for t in fastest)
+    measured_long = np.median([_ttft_p50(r) for r in loads["c1-long"]])
+    assert pred["c1-long"]["median_ttft_ms"] > 1.4 * measured_long  # alone: predicted far slower than measured
+    short = [read_bench(FOLDER / "bench" / rd / "c1-short.json") for rd in ROUNDS]
+    measured_short = np.median([_ttft_p50(r) for r in short if "median_ttft_ms" in r.fit_metrics])
+    assert measured_long / measured_short < 2.5  # 1,024 tokens alone against 256 alone, as measured
+    fitted_short = next(p.predicted for p in profile.fit.points
+                        if p.source.startswith("c1-short") and p.metric == "median_ttft_ms")
+    assert pred["c1-long"]["median_ttft_ms"] / fitted_short > 3.0  # and as the profile predicts them
+    others = [abs(pred[n]["median_ttft_ms"] / np.median([_ttft_p50(r) for r in loads[n]]) - 1)
+              for n in HELD_OUT if n != "c1-long"]
+    assert np.median(others) < 0.25  # without that one load the held-out TTFTs are within the bar
