@@ -68,10 +68,11 @@ def delivery_warnings(results: Sequence[Any]) -> list[str]:
     if bunched:
         name_of = dict(zip((r.path for r in results), _short_names([r.path for r in results])))
         listed = ", ".join(f"{name_of[r.path]} ({r.bunched_waves} of {r.closed_waves})" for r in bunched)
-        out.append("In these closed-loop files, requests sent together all finished together although their "
-                   f"output lengths differ (waves so finished, of those that could show it): {listed}. The "
-                   "client saw completions in bunches and re-sent in waves, which the replay does not "
-                   "reproduce, so their TTFT is likely predicted low.")
+        these, their = ("this closed-loop file", "its") if len(bunched) == 1 else ("these closed-loop files", "their")
+        out.append(f"In {these}, requests sent together all finished together although their output lengths "
+                   f"differ (waves so finished, of those that could show it): {listed}. The client saw "
+                   "completions in bunches and re-sent in waves, which the replay does not reproduce, so "
+                   f"{their} TTFT is likely predicted low.")
     if out:
         out.append(("Both mean" if len(out) == 2 else "This means") + " the API server or the benchmark client "
                    "was short of CPU while the engine ran: give them cores of their own, or expect latencies the "
