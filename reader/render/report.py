@@ -67,15 +67,18 @@ def _tradeoff_sentence(d: Diagnosis) -> Optional[str]:
     if d.slos_ms or base is None or not base.completed:
         return None
     tails = (("ITL", "itl_p99_ms", "--slo-itl-p99"), ("TTFT", "ttft_p99_ms", "--slo-ttft-p99"))
+    simulated = [w for w in d.whatifs if w.status == "simulated" and w.metrics is not None]
     for name, key, option in tails:
         before = getattr(base, key)
-        gains = [w for w in d.whatifs if w.status == "simulated" and w.metrics is not None and before
-                 and getattr(w.metrics, key) is not None and getattr(w.metrics, key) < before * (1 - TRADE_MARGIN)]
+        if not before:
+            continue
+        gains = [(after, w) for w in simulated
+                 if (after := getattr(w.metrics, key)) is not None and after < before * (1 - TRADE_MARGIN)]
         if gains:
-            best = min(gains, key=lambda w: getattr(w.metrics, key))
+            lowest, best = min(gains, key=lambda g: g[0])
             verb = "lowers" if len(gains) == 1 else "lower"
             return (f"No change is better on every figure; {len(gains)} {verb} {name} P99 at a cost elsewhere "
-                    f"(best: {changes_text(best.changes)}, {ms(before)} -> {ms(getattr(best.metrics, key))}; see "
+                    f"(best: {changes_text(best.changes)}, {ms(before)} -> {ms(lowest)}; see "
                     f"Recommendations): give your target ({code(option)}) and the change that best meets it is "
                     "recommended.")
     return None

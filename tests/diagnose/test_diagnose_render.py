@@ -15,7 +15,7 @@ from reader.diagnose.run import diagnose
 from reader.diagnose.whatif import WhatIf
 from reader.render.json_schemas import documents
 from reader.render.markdown import code, md
-from reader.render.report import render_diagnosis
+from reader.render.report import render_diagnosis, verdict_paragraph
 
 ROOT = Path(__file__).resolve().parents[2]
 SARIF_SCHEMA = json.loads((ROOT / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
@@ -92,8 +92,6 @@ def _without_slos(d, itl_factor: float, ttft_factor: float):
 
 
 def test_without_slos_a_latency_trade_is_named_with_the_option_that_decides_it(small_diagnosis):
-    from reader.render.report import verdict_paragraph
-
     text = verdict_paragraph(_without_slos(small_diagnosis, itl_factor=0.5, ttft_factor=1.5))
     assert "None of the simulated changes" not in text
     assert "1 lowers ITL P99 at a cost elsewhere" in text and "`max_num_batched_tokens=512`" in text
@@ -101,7 +99,5 @@ def test_without_slos_a_latency_trade_is_named_with_the_option_that_decides_it(s
 
 
 def test_without_slos_a_change_within_noise_is_no_trade(small_diagnosis):
-    from reader.render.report import verdict_paragraph
-
     text = verdict_paragraph(_without_slos(small_diagnosis, itl_factor=0.97, ttft_factor=1.5))
     assert "None of the simulated changes improved on the configuration as it is." in text

@@ -58,7 +58,7 @@ def test_a_burst_served_before_the_next_snapshot_is_told_by_how_long_its_request
     scheduled waited 1.5 s on average, which a stream spread over the interval and kept up with cannot do.
     The burst is placed where the server's 800 steps of 4 ms began, not spread over the 3.5 s."""
     lengths = HistogramData(bounds=[100, 200, 500], counts=[0, 40, 80], total=80 * 250, count=80)
-    served = Interval(start=0.0, end=3.5, arrived=80, steps=800, waiting_at_end=5, scheduled=60, queue_mean_s=1.5)
+    served = Interval(start=0.0, end=3.5, arrived=80, steps=800, waiting_at_end=5, queue_mean_s=1.5)
     load = ObservedLoad(num_requests=80, span_s=3.5, prompt_len=lengths, output_len=lengths, intervals=[served],
                         step_ms=4.0)
     _, wl = workload(load)
