@@ -142,6 +142,7 @@ def _parse(data: dict[str, Any], file: str) -> BenchResult:
         concurrency = _number(data, "max_concurrency", file, int, 1)
     metrics = {k: float(data[k]) for k in metric_names() if isinstance(data.get(k), (int, float))
                and not isinstance(data.get(k), bool)}
+    _check_latency_lists(data, file)
     detail = _detail(data, file)
     result = dict(
         path=file, label=Path(file).name, model_id=str(data.get("model_id") or ""),
@@ -163,6 +164,38 @@ def _parse(data: dict[str, Any], file: str) -> BenchResult:
 
 
 MIN_STREAMED_SHARE, MIN_STREAMED = 0.25, 3
+LATENCY_LISTS = ("ttfts", "latencies", "itls")  # --save-detailed, one entry per request, beside output_lens
+
+
+def _check_latency_lists(data: dict[str, Any], file: str) -> None:
+    """Per-request latencies, where the file has them, are lists of numbers as long as output_lens: a file
+    whose lists are damaged is refused rather than fitted on its throughput alone without a word."""
+    present = [k for k in LATENCY_LISTS if k in data]
+    if not present:
+        return
+    lens = data.get("output_lens")
+    n = len(lens) if isinstance(lens, list) else None
+    for key in LATENCY_LISTS:
+        value = data.get(key)
+        if not isinstance(value, list):
+            raise ReaderError(f"'{key}' must be a list with one entry per request (it is "
+                              f"{'missing' if key not in data else type(value).__name__}, beside "
+                              f"{', '.join(repr(k) for k in present)}).", file=file, key=key)
+        if n is not None and len(value) != n:
+            raise ReaderError(f"'{key}' has {len(value)} entries and 'output_lens' {n}: one per request each.",
+                              file=file, key=key)
+        if key == "itls" and not all(isinstance(row, list) for row in value):
+            raise ReaderError("'itls' must hold one list of inter-token latencies (seconds) per request.",
+                              file=file, key=key)
+        entries = [x for row in value for x in row] if key == "itls" else value
+        bad = next((x for x in entries if not _is_seconds(x)), None)
+        if bad is not None:
+            raise ReaderError(f"'{key}' must hold numbers (seconds), not {bad!r}.", file=file, key=key)
+
+
+def _is_seconds(x: Any) -> bool:
+    """A latency entry: a number, or None (vLLM leaves some unset for a failed request)."""
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 def _fit_metrics(data: dict[str, Any], metrics: dict[str, float]) -> tuple[dict[str, float], int]:
@@ -208,11 +241,14 @@ def _detail(data: dict[str, Any], file: str) -> Optional[dict[str, Any]]:
     for i in range(n):
         if errors[i]:
             continue  # a failed request: the benchmark counts no tokens for it
-        try:
-            rows.append((float(data["start_times"][i]), int(data["input_lens"][i]), int(data["output_lens"][i])))
-        except (TypeError, ValueError):
-            raise ReaderError(f"request {i} has a non-numeric length or start time.", file=file,
-                              key="input_lens") from None
+        row = []
+        for key, kind in (("start_times", float), ("input_lens", int), ("output_lens", int)):
+            try:
+                row.append(kind(data[key][i]))
+            except (TypeError, ValueError):
+                raise ReaderError(f"request {i}'s entry in '{key}' must be a number, not {data[key][i]!r}.",
+                                  file=file, key=key) from None
+        rows.append(tuple(row))
     rows = [r for r in rows if r[1] >= 1 and r[2] >= 1]
     if not rows:
         return None

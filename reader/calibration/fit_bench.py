@@ -21,7 +21,8 @@ What a serving benchmark can tell apart are rates and overheads, so those are fr
 The rest of the roofline's structure (the knee, launch and graph-gap terms, element-wise traffic, the
 interconnect) is the base profile's, fitted on measured GPU steps where a benchmark cannot see it. On a
 CPU, launch and compute run on the same cores, so their times add (overlap_p = 1) and no CUDA graphs run.
-A weak pull towards the starting point keeps coefficients the files cannot distinguish where they were.
+A weak pull towards the starting point keeps coefficients the files cannot distinguish where they were; the
+profile says which distinctions the fitted loads could not make (coverage.py).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import numpy as np
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
+from .coverage import coverage_warnings
 from .delivery import delivery_warnings
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, line_search, minimize
@@ -369,7 +371,7 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
                        loss=round(search.loss, 6), errors=errors, points=points,
-                       warnings=delivery_warnings(results + held))
+                       warnings=delivery_warnings(results + held) + coverage_warnings(results))
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
     return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, values, files),

@@ -67,6 +67,16 @@ def test_a_file_that_is_not_a_bench_result_is_refused(tmp_path, content, words):
     assert words in err.value.render() and str(path) in err.value.render()
 
 
+def _damaged(tmp_path, **change):
+    path = write(tmp_path / "d.json", prompt=100, output=10, n=4, rate=2.0)
+    data = json.loads(path.read_text())
+    data.update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ReaderError) as err:
+        read_bench(path)
+    return err.value
+
+
 @pytest.mark.parametrize("change, words", [
     ({"completed": 0}, "completed no request"),
     ({"ramp_up_strategy": "linear"}, "ramp-up"),
@@ -74,13 +84,7 @@ def test_a_file_that_is_not_a_bench_result_is_refused(tmp_path, content, words):
     ({"max_concurrency": "many"}, "must be a number"),
 ])
 def test_a_result_that_cannot_be_replayed_is_refused(tmp_path, change, words):
-    path = write(tmp_path / "r.json", prompt=100, output=10, n=4, rate=2.0)
-    data = json.loads(path.read_text())
-    data.update(change)
-    path.write_text(json.dumps(data))
-    with pytest.raises(ReaderError) as err:
-        read_bench(path)
-    assert words in err.value.render()
+    assert words in _damaged(tmp_path, **change).render()
 
 
 def test_failed_requests_are_left_out_of_the_replay(tmp_path):
@@ -90,3 +94,29 @@ def test_failed_requests_are_left_out_of_the_replay(tmp_path):
     path.write_text(json.dumps(data))
     assert workload(read_bench(path)).num_requests == 5
     assert math.isinf(read_bench(write(tmp_path / "i.json", prompt=10, output=5, n=2)).request_rate)
+
+
+@pytest.mark.parametrize("change, key, words", [
+    ({"latencies": ["0.5", "0.6", "0.7", "0.8"]}, "latencies", "must hold numbers (seconds), not '0.5'"),
+    ({"ttfts": [0.1, 0.2]}, "ttfts", "has 2 entries and 'output_lens' 4"),
+    ({"itls": [0.01, 0.01, 0.01, 0.01]}, "itls", "one list of inter-token latencies"),
+    ({"itls": [[0.01], [True], [0.01], [0.01]]}, "itls", "not True"),
+    ({"latencies": None}, "latencies", "must be a list"),
+])
+def test_damaged_per_request_latencies_are_refused_naming_their_key(tmp_path, change, key, words):
+    # before, such a file was fitted on its throughput alone, without a word about its latencies
+    err = _damaged(tmp_path, **change)
+    assert err.key == key and words in err.render()
+
+
+def test_a_bad_send_time_is_named_as_a_send_time(tmp_path):
+    err = _damaged(tmp_path, start_times=[0.0, "soon", 1.0, 2.0])
+    assert err.key == "start_times" and "request 1's entry in 'start_times'" in err.render()
+
+
+def test_failed_requests_may_leave_their_latencies_unset(tmp_path):
+    path = write(tmp_path / "u.json", prompt=100, output=10, n=6, rate=2.0)
+    data = json.loads(path.read_text())
+    data["errors"][1], data["ttfts"][1], data["latencies"][1] = "timeout", None, None
+    path.write_text(json.dumps(data))
+    assert read_bench(path).completed == 6

@@ -4,6 +4,11 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
 (tests/live/test_live_calibration.py). Each load varies what the step-time model must get right:
 concurrency (1 to 16 in flight), open-loop request rates, short (256) and long (1,024, chunked by the
 512-token budget) prompts, and mixed lengths. A profile is fitted on the FIT loads and predicts HELD_OUT.
+
+The FIT half holds one request at a time at both prompt lengths (c1-short, c1-long): only that pair tells a
+prefill's fixed cost from its cost per prompt token (reader/calibration/coverage.py). Until 2026-12-02 c4-long
+was fitted and c1-long held out; that fit predicted the lone 1,024-token prompt 55% slow (README, "The proof on
+a real engine").
 """
 from __future__ import annotations
 
@@ -37,8 +42,8 @@ LOADS: dict[str, list[str]] = {
     "r6-mixed": ["--random-input-len", "512", "--random-output-len", "96", "--random-range-ratio", "0.5",
                  "--num-prompts", "40", "--request-rate", "6"],
 }
-FIT = ("c1-short", "c16-short", "r12-short", "c4-long", "c8-mixed")
-HELD_OUT = ("c4-short", "r4-short", "c1-long", "r2-long", "r6-mixed")
+FIT = ("c1-short", "c1-long", "c16-short", "r12-short", "c8-mixed")
+HELD_OUT = ("c4-short", "r4-short", "c4-long", "r2-long", "r6-mixed")
 COMMON = ["--dataset-name", "random", "--ignore-eos", "--seed", "0", "--temperature", "0"]
 
 

@@ -1,0 +1,40 @@
+"""What the fitted loads can tell apart, and what they cannot: a warning for each gap in the bench set.
+
+A first token costs the front end's time, a prefill step's fixed cost and a cost per prompt token. One
+request at a time at a single prompt length measures only their sum; a second length at least twice
+the first splits the per-token part from the rest, and loaded runs alone cannot, because queueing moves
+their TTFTs as much as the split does. Without it the fit picks a split that matches the fitted loads
+and misses other prompt lengths: on the shipped CPU recordings (fixtures/calibration/cpu-tiny-llama) a
+fit whose only one-at-a-time load had 256-token prompts predicted a 1,024-token prompt alone 55% slow,
+and held-out TTFT P50 came to 25% off; with a 1,024-token one-at-a-time load among the fitted ones, 11%.
+
+Likewise, results that all ran one request at a time say nothing about what batching costs per request.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+PROMPT_RATIO = 2.0  # prompt lengths this far apart split the per-token cost from the fixed one
+
+
+def _mean_prompt(result: Any) -> float:
+    return result.total_input_tokens / max(result.completed, 1)
+
+
+def coverage_warnings(fitted: Sequence[Any]) -> list[str]:
+    """One sentence per gap in the fitted results (not the held-out ones: they inform nothing)."""
+    alone = sorted({round(_mean_prompt(r)) for r in fitted if r.max_concurrency == 1})
+    out = []
+    if not alone or alone[-1] < PROMPT_RATIO * alone[0]:
+        have = f"only at {', '.join(str(n) for n in alone)}-token prompts" if alone else "none at all"
+        add = (f"a run with `--max-concurrency 1` at a second length, e.g. `--random-input-len {4 * alone[-1]}`"
+               if alone else "runs with `--max-concurrency 1` at two lengths, e.g. `--random-input-len 256` and "
+               "`--random-input-len 1024`")
+        out.append(f"No fitted result ran one request at a time at two prompt lengths at least {PROMPT_RATIO:g}x "
+                   f"apart ({have}), so the fit cannot tell a prefill's fixed cost from its cost per prompt "
+                   f"token and TTFT at other prompt lengths may be far off: add {add}.")
+    if fitted and all(r.max_concurrency == 1 for r in fitted):
+        out.append("Every fitted result ran one request at a time, so the fit cannot see what batching costs per "
+                   "request: throughput and latency under load are extrapolated. Add a run at the concurrency "
+                   "or request rate you expect in production.")
+    return out

@@ -1,0 +1,49 @@
+"""What the fitted loads can tell apart (reader/calibration/coverage.py): the profile says when the bench set
+cannot split a prefill's fixed cost from its cost per prompt token, or cannot see batching at all."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from reader.calibration.bench import read_bench
+from reader.calibration.coverage import coverage_warnings
+from reader.calibration.profile import load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "fixtures" / "calibration" / "cpu-tiny-llama"
+
+
+def _loads(*names: str):
+    return [read_bench(FOLDER / "bench" / "round-1" / f"{n}.json") for n in names]
+
+
+def test_one_request_at_a_time_at_two_prompt_lengths_and_a_loaded_run_leave_nothing_to_say():
+    assert coverage_warnings(_loads("c1-short", "c1-long", "c16-short")) == []
+
+
+def test_one_prompt_length_alone_cannot_split_a_prefills_fixed_cost_from_its_per_token_cost():
+    # the split the CPU fixtures were first fitted on: 256-token prompts alone, 1,024-token ones only four at a time
+    (warning,) = coverage_warnings(_loads("c1-short", "c16-short", "r12-short", "c4-long", "c8-mixed"))
+    assert "only at 256-token prompts" in warning and "--max-concurrency 1" in warning
+    assert "--random-input-len 1024" in warning
+
+
+def test_without_any_one_at_a_time_run_the_warning_asks_for_two_lengths():
+    (warning,) = coverage_warnings(_loads("c16-short", "c4-long"))
+    assert "none at all" in warning and "`--random-input-len 256` and `--random-input-len 1024`" in warning
+
+
+def test_prompt_lengths_closer_than_twice_apart_do_not_count_as_two():
+    short = _loads("c1-short")[0]
+    near = short.model_copy(update={"total_input_tokens": int(1.5 * short.total_input_tokens)})
+    (warning,) = coverage_warnings([short, near, *_loads("c16-short")])
+    assert "only at 256, 384-token prompts" in warning
+
+
+def test_results_that_all_ran_alone_cannot_see_batching():
+    warnings = coverage_warnings(_loads("c1-short", "c1-long"))
+    assert len(warnings) == 1 and "batching" in warnings[0]
+
+
+def test_the_shipped_cpu_profile_was_fitted_on_a_bench_set_with_no_gap():
+    profile = load_profile(FOLDER / "profile.yaml")
+    assert not any("one request at a time" in w for w in profile.fit.warnings)
