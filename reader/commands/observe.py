@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
         window: Annotated[str, typer.Option("--window", help="How long to scrape a live URL (90, 90s, 5m).")] = "60s",
         interval: Annotated[str, typer.Option("--interval", help="Time between scrapes of a live URL.")] = "5s",
         until_idle: Annotated[bool, typer.Option("--until-idle", help="Stop scraping once traffic was seen and the "
-                                                 "server is idle again (at most --window).")] = False,
+                                                 "server is idle again: two scrapes in a row find it empty, its "
+                                                 "counters unchanged (at most --window).")] = False,
         timeout: Annotated[str, typer.Option("--timeout", help="How long one HTTP request may take.")] = "10s",
         save: Annotated[Optional[str], typer.Option("--save", help="Keep the live scrapes in this file (.gz to "
                                                     "compress); observe reads it back later.")] = None,

@@ -111,3 +111,37 @@ def test_a_folder_is_its_scrape_files_and_a_file_without_header_uses_its_mtime(t
     assert [(s.time, s.time_known) for s in back] == [(10.0, True), (20.0, False)]
     with pytest.raises(ReaderError, match="no such file or folder"):
         load_files([str(tmp_path / "missing.prom")])
+
+
+def _scraped_until_idle(monkeypatch, pages: list[str]) -> list:
+    """from_url with --until-idle over pages served in turn (the last one again once they run out)."""
+    from reader.observe import sources
+
+    served = iter(pages)
+    last = [pages[-1]]
+
+    def get(url, timeout):
+        last[0] = next(served, last[0])
+        return last[0]
+
+    clock = iter(float(i) for i in range(10_000))
+    monkeypatch.setattr(sources, "get", get)
+    plan = sources.LiveWindow(window_s=100.0, interval_s=1.0, until_idle=True)
+    return sources.from_url("http://127.0.0.1:1/metrics", plan, clock=lambda: next(clock), sleep=lambda s: None
+                            ).snapshots
+
+
+def test_until_idle_waits_for_the_counters_to_settle_after_the_server_empties(monkeypatch):
+    # the first page that shows an empty server can still be short of the final counts (a live run stopped at
+    # one with 7 of the server's 8 preemptions)
+    pages = [page(Engine()), page(Engine(running=8, waiting=4, steps=50, preemptions=1)),
+             page(Engine(steps=120, preemptions=2, finished=12)), page(Engine(steps=121, preemptions=3, finished=12)),
+             page(Engine(steps=121, preemptions=3, finished=12)), page(Engine(running=5, steps=200))]
+    snapshots = _scraped_until_idle(monkeypatch, pages)
+    assert len(snapshots) == 5  # stopped at the second still, empty page; the first empty one was not final
+    assert window(snapshots).increase("preemptions") == 3
+
+
+def test_until_idle_still_stops_for_traffic_too_short_to_be_seen_in_flight(monkeypatch):
+    pages = [page(Engine()), page(Engine(steps=10, finished=1)), page(Engine(steps=10, finished=1))]
+    assert len(_scraped_until_idle(monkeypatch, pages)) == 3
