@@ -73,10 +73,14 @@ class BenchResult(BaseModel):
     bunched_waves: int = 0  # closed-loop waves that finished in a bunch, of closed_waves (delivery.py)
     closed_waves: int = 0
 
+    @property
+    def mean_prompt_tokens(self) -> float:
+        return self.total_input_tokens / max(self.completed, 1)
+
     def describe(self) -> str:
         rate = "all at once" if math.isinf(self.request_rate) else f"{self.request_rate:g} req/s"
         cap = f", at most {self.max_concurrency} in flight" if self.max_concurrency else ""
-        mean_in = self.total_input_tokens / max(self.completed, 1)
+        mean_in = self.mean_prompt_tokens
         mean_out = self.total_output_tokens / max(self.completed, 1)
         return (f"{self.completed} requests, {rate}{cap}, prompts {mean_in:.0f} / outputs {mean_out:.0f} tokens on "
                 f"average{'' if self.detailed else ' (summary only)'}")

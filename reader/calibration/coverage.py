@@ -17,13 +17,9 @@ from typing import Any, Sequence
 PROMPT_RATIO = 2.0  # prompt lengths this far apart split the per-token cost from the fixed one
 
 
-def _mean_prompt(result: Any) -> float:
-    return result.total_input_tokens / max(result.completed, 1)
-
-
 def coverage_warnings(fitted: Sequence[Any]) -> list[str]:
     """One sentence per gap in the fitted results (not the held-out ones: they inform nothing)."""
-    alone = sorted({round(_mean_prompt(r)) for r in fitted if r.max_concurrency == 1})
+    alone = sorted({round(r.mean_prompt_tokens) for r in fitted if r.max_concurrency == 1})
     out = []
     if not alone or alone[-1] < PROMPT_RATIO * alone[0]:
         have = f"only at {', '.join(str(n) for n in alone)}-token prompts" if alone else "none at all"

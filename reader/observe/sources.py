@@ -75,8 +75,7 @@ def from_url(url: str, plan: LiveWindow, progress: Optional[ProgressFn] = None,
 
 
 def _in_flight(snapshot: Snapshot) -> float:
-    return sum(s.value for s in snapshot.samples
-               if s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"))
+    return _total(snapshot, "vllm:num_requests_running") + _total(snapshot, "vllm:num_requests_waiting")
 
 
 # Counters that move while a burst is being worked through. One page that shows an empty server is not enough
