@@ -178,14 +178,17 @@ def _check_latency_lists(data: dict[str, Any], file: str) -> None:
     if not present:
         return
     lens = data.get("output_lens")
-    n = len(lens) if isinstance(lens, list) else None
+    if not isinstance(lens, list):
+        raise ReaderError(f"'output_lens' must be a list with one entry per request beside "
+                          f"{', '.join(repr(k) for k in present)}.", file=file, key="output_lens")
+    n = len(lens)
     for key in LATENCY_LISTS:
         value = data.get(key)
         if not isinstance(value, list):
             raise ReaderError(f"'{key}' must be a list with one entry per request (it is "
                               f"{'missing' if key not in data else type(value).__name__}, beside "
                               f"{', '.join(repr(k) for k in present)}).", file=file, key=key)
-        if n is not None and len(value) != n:
+        if len(value) != n:
             raise ReaderError(f"'{key}' has {len(value)} entries and 'output_lens' {n}: one per request each.",
                               file=file, key=key)
         if key == "itls" and not all(isinstance(row, list) for row in value):
@@ -235,6 +238,11 @@ def _detail(data: dict[str, Any], file: str) -> Optional[dict[str, Any]]:
     """The successful requests' lengths and send times, when the file has them (--save-detailed)."""
     keys = ("input_lens", "output_lens", "start_times")
     if not all(isinstance(data.get(k), list) for k in keys):
+        given = [k for k in keys if isinstance(data.get(k), list)]
+        bad = next((k for k in keys if k in data and not isinstance(data[k], list)), None)
+        if given and bad:
+            raise ReaderError(f"'{bad}' must be a list with one entry per request, as {given[0]!r} is.", file=file,
+                              key=bad)
         return None
     n = len(data["input_lens"])
     if any(len(data[k]) != n for k in keys):
@@ -248,6 +256,8 @@ def _detail(data: dict[str, Any], file: str) -> Optional[dict[str, Any]]:
         row = []
         for key, kind in (("start_times", float), ("input_lens", int), ("output_lens", int)):
             try:
+                if isinstance(data[key][i], bool):
+                    raise TypeError
                 row.append(kind(data[key][i]))
             except (TypeError, ValueError):
                 raise ReaderError(f"request {i}'s entry in '{key}' must be a number, not {data[key][i]!r}.",

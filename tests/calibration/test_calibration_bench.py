@@ -102,6 +102,7 @@ def test_failed_requests_are_left_out_of_the_replay(tmp_path):
     ({"itls": [0.01, 0.01, 0.01, 0.01]}, "itls", "one list of inter-token latencies"),
     ({"itls": [[0.01], [True], [0.01], [0.01]]}, "itls", "not True"),
     ({"latencies": None}, "latencies", "must be a list"),
+    ({"output_lens": "12"}, "output_lens", "must be a list with one entry per request"),
 ])
 def test_damaged_per_request_latencies_are_refused_naming_their_key(tmp_path, change, key, words):
     # before, such a file was fitted on its throughput alone, without a word about its latencies
@@ -109,9 +110,15 @@ def test_damaged_per_request_latencies_are_refused_naming_their_key(tmp_path, ch
     assert err.key == key and words in err.render()
 
 
-def test_a_bad_send_time_is_named_as_a_send_time(tmp_path):
-    err = _damaged(tmp_path, start_times=[0.0, "soon", 1.0, 2.0])
+@pytest.mark.parametrize("bad", ["soon", True])
+def test_a_bad_send_time_is_named_as_a_send_time(tmp_path, bad):
+    err = _damaged(tmp_path, start_times=[0.0, bad, 1.0, 2.0])
     assert err.key == "start_times" and "request 1's entry in 'start_times'" in err.render()
+
+
+def test_a_per_request_list_given_as_something_else_is_named(tmp_path):
+    err = _damaged(tmp_path, input_lens="256")
+    assert err.key == "input_lens" and "must be a list" in err.render()
 
 
 def test_failed_requests_may_leave_their_latencies_unset(tmp_path):
