@@ -44,6 +44,8 @@ class Interval(BaseModel):
     arrived: float
     steps: float
     waiting_at_end: float = 0.0
+    in_server_at_start: float = 0.0  # running + waiting at its first snapshot
+    in_server_at_end: float = 0.0
     # the mean wait in the queue of the requests that left it in the interval (vllm:request_queue_time_seconds)
     queue_mean_s: Optional[float] = None
 
@@ -362,5 +364,6 @@ def _intervals(w: Window) -> list[Interval]:
         scheduled = (queue_count[i] - queue_count[i - 1]) if queue_count and queue_sum else 0.0
         mean_wait = (queue_sum[i] - queue_sum[i - 1]) / scheduled if scheduled > 0 else None
         out.append(Interval(start=t0, end=t1, arrived=max(0.0, done + change), steps=steps[i] - steps[i - 1],
-                            waiting_at_end=waiting.get(t1, 0.0), queue_mean_s=mean_wait))
+                            waiting_at_end=waiting.get(t1, 0.0), in_server_at_start=in_server.get(t0, 0.0),
+                            in_server_at_end=in_server.get(t1, 0.0), queue_mean_s=mean_wait))
     return out

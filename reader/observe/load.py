@@ -11,7 +11,10 @@ the server was busy in it (BURST_WAIT_SHARE): a stream spread over the interval 
 waits little, and a burst the server worked through before the next snapshot leaves no queue at its end but
 long waits behind it (vllm:request_queue_time_seconds). A burst is placed where the steps the server ran after
 it begin (the interval's steps times its mean step while busy, back from the interval's end), so a burst that
-straddles two snapshots stays one burst. Any other interval's arrivals are spread evenly over it.
+straddles two snapshots stays one burst. An interval that began with the server empty and ended with most of
+its arrivals still in it caught the start of a burst: those arrivals are spread over its busy tail (its steps
+at the mean step, back from its end), not over the idle time before. Any other interval's arrivals are spread
+evenly over it.
 A single snapshot gives only a mean rate (Poisson).
 """
 from __future__ import annotations
@@ -51,7 +54,7 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     for i in load.intervals:
         if i.arrived > 0:
             queued = _came_at_once(i, load.step_ms)
-            start = _burst_start(i, load.step_ms) if queued else i.start
+            start = _burst_start(i, load.step_ms) if queued or _came_late(i) else i.start
             parts.append((start - origin, i.end - origin, i.arrived, queued))
     weights = np.array([p[2] for p in parts])
     if weights.sum() <= 0:
@@ -79,6 +82,13 @@ def _came_at_once(interval: Interval, step_ms: Optional[float]) -> bool:
         busy_s = min(busy_s, interval.steps * step_ms / 1000.0)
     waited = interval.queue_mean_s
     return waited is not None and busy_s > 0 and waited >= BURST_WAIT_SHARE * busy_s
+
+
+def _came_late(interval: Interval) -> bool:
+    """Arrivals into an empty server that were mostly still in it at the interval's end came in its busy tail
+    (the start of a burst that the next snapshot caught the rest of): they are spread over that tail, not over
+    the idle time before it."""
+    return interval.in_server_at_start == 0 and interval.in_server_at_end >= BURST_WAITING * interval.arrived
 
 
 def _burst_start(interval: Interval, step_ms: Optional[float]) -> float:

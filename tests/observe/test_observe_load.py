@@ -68,6 +68,27 @@ def test_a_burst_served_before_the_next_snapshot_is_told_by_how_long_its_request
     assert 1.5 < np.median(wl.arrival) < 2.0 and wl.arrival.max() > 3.0  # spread evenly over the interval
 
 
+
+def test_the_start_of_a_burst_caught_late_in_an_idle_interval_is_placed_in_its_busy_tail():
+    """A CI run (2026-12-02): a burst of 80 began 0.2 s before a snapshot. The interval before it, idle until
+    then, counted 10 arrivals, all still in the server at its end, and 55 steps of 3.2 ms; the next counted
+    the other 70. Spread over the whole 1.2 s, the 10 ran as a trickle (the simulation took 5% more steps
+    than the server); they came in the last 0.18 s, with the rest of the burst right behind them."""
+    lengths = HistogramData(bounds=[100, 200, 500], counts=[0, 40, 80], total=80 * 250, count=80)
+    tail = Interval(start=0.0, end=1.22, arrived=10, steps=55, waiting_at_end=2, in_server_at_start=0,
+                    in_server_at_end=10, queue_mean_s=0.017)
+    rest = Interval(start=1.22, end=2.23, arrived=70, steps=348, waiting_at_end=47, in_server_at_start=10,
+                    in_server_at_end=57, queue_mean_s=0.3)
+    load = ObservedLoad(num_requests=80, span_s=2.23, prompt_len=lengths, output_len=lengths,
+                        intervals=[tail, rest], step_ms=3.2)
+    _, wl = workload(load)
+    first = np.sort(wl.arrival)[:10]
+    assert first.max() - first.min() < 0.2  # within the tail's 55 x 3.2 ms, not over the 1.22 s
+    stream = tail.model_copy(update={"in_server_at_end": 1})  # most had left: a light stream spread over it
+    _, wl = workload(load.model_copy(update={"intervals": [stream, rest]}))
+    first = np.sort(wl.arrival)[:10]
+    assert first.max() - first.min() > 1.0
+
 def test_pairing_and_order_are_drawn_by_seed():
     lengths = HistogramData(bounds=[10, 100, 1000], counts=[5, 30, 60], total=60 * 200, count=60)
     load = ObservedLoad(num_requests=60, span_s=5, prompt_len=lengths, output_len=lengths)
