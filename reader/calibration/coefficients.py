@@ -23,6 +23,13 @@ MEANING = {
     "achievable_copy_fraction": "measured copy bandwidth over the datasheet figure",
     "allreduce_latency_s": "fixed time of one tensor-parallel all-reduce, seconds",
     "link_eff": "fraction of the per-direction interconnect rate ring all-reduce reaches",
+    "allreduce_latency_per_peer_s": "fixed time one tensor-parallel all-reduce adds per GPU beyond the first "
+                                    "(the collective's synchronisation grows with the ranks), seconds",
+    "moe_gemm_eff": "fraction of the dense GEMM efficiencies the routed experts' grouped GEMMs reach",
+    "response_latency_s": "time from the engine emitting a token to the client reading it (detokenization, the API "
+                          "server's output path, the stream): shifts every latency the client measures, seconds",
+    "lowbit_memory_eff": "fraction of the weight-streaming efficiency kept by weights below 8 bits (dequantizing "
+                         "kernels: Marlin, NVFP4, MXFP4)",
     "overlap_p": "soft-max exponent joining device time and eager launch time (1 = they add, as on a CPU)",
     "attn_cta_gbps": "KV streaming rate of one (sequence, KV head) attention block without split-KV, GB/s",
     "host_overhead_s": "host time per engine step outside the model (scheduling, input preparation), seconds",
@@ -53,10 +60,21 @@ class StepTimeCoefficients:
     host_overhead_s: float
     per_sampled_row_s: float
     front_end_s: float
+    # Terms a single-GPU step fit cannot see; their neutral values leave a profile fitted without them unchanged.
+    allreduce_latency_per_peer_s: float = 0.0
+    moe_gemm_eff: float = 1.0
+    lowbit_memory_eff: float = 1.0
+    response_latency_s: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def optional(cls) -> dict[str, float]:
+        """The coefficients with a neutral default (older profiles may lack them)."""
+        from dataclasses import MISSING
+        return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.names()}

@@ -50,6 +50,11 @@ FIXED = {
                                 "on a server CPU; a bench fit measures it"),
     "per_sampled_row_s": (0.0, "not measured (calib.py does not sample); a bench fit measures it"),
     "front_end_s": (0.0, "not measured (calib.py runs no server); a bench fit measures it"),
+    "allreduce_latency_per_peer_s": (0.0, "neutral (one GPU measured; fitted on published multi-GPU runs where a "
+                                          "profile says so)"),
+    "moe_gemm_eff": (1.0, "neutral (the measured model is dense)"),
+    "lowbit_memory_eff": (1.0, "neutral (the measured weights are bf16)"),
+    "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),
 }
 
 

@@ -30,6 +30,8 @@ KIND = "vllm-reader calibration profile"
 FORMAT = 1
 SHIPPED_DIR = Path(__file__).resolve().parent / "profiles"
 DEFAULT_PROFILE = SHIPPED_DIR / "h200-sxm.yaml"
+# Per GPU type: fitted by `vllm-reader calibrate --published` on published real-vLLM serving runs
+PUBLISHED_DIR = SHIPPED_DIR / "published"
 
 
 class _Strict(BaseModel):
@@ -91,7 +93,7 @@ class FitPoint(_Strict):
 
 
 class FitReport(_Strict):
-    evidence: Literal["bench", "steps", "log"]
+    evidence: Literal["bench", "steps", "log", "published"]
     method: str
     free: list[str]
     iterations: int = Field(ge=0)
@@ -152,7 +154,7 @@ class MemoryTerms(_Strict):
 class SourceFile(_Strict):
     path: str
     sha256: str
-    kind: Literal["bench", "steps", "log"]
+    kind: Literal["bench", "steps", "log", "published"]
     description: str = ""
 
 
@@ -175,13 +177,20 @@ class CalibrationProfile(_Strict):
         unknown = [k for k in value if k not in names]
         if unknown:
             raise ValueError(f"unknown step-time coefficient '{unknown[0]}' (known: {', '.join(names)})")
-        missing = [k for k in names if k not in value]
+        missing = [k for k in names if k not in value and k not in StepTimeCoefficients.optional()]
         if missing:
             raise ValueError(f"step-time coefficient '{missing[0]}' is missing")
         return value
 
     def coefficients(self) -> StepTimeCoefficients:
         return StepTimeCoefficients(**{k: c.value for k, c in self.step_time.items()})
+
+    def with_optional_terms(self) -> "CalibrationProfile":
+        """The profile with every coefficient written out: a term it predates at its neutral value."""
+        neutral = StepTimeCoefficients.optional()
+        extra = {k: Coefficient(value=v, source="neutral (the profile predates this term)")
+                 for k, v in neutral.items() if k not in self.step_time}
+        return self.model_copy(update={"step_time": {**self.step_time, **extra}}) if extra else self
 
     def summary_error(self) -> Optional[MetricError]:
         """The error a report quotes: of the first metric in the loss."""
@@ -240,6 +249,19 @@ def read_profile(path: str | Path) -> CalibrationProfile:
 def default_profile() -> CalibrationProfile:
     """The shipped profile every deployment uses unless given another (fitted on measured H200 steps)."""
     return read_profile(DEFAULT_PROFILE)
+
+
+def shipped_profile_path(gpu_id: Optional[str]) -> Path:
+    """The shipped profile of a GPU type: its published-runs fit where one exists, else the default."""
+    if gpu_id:
+        path = PUBLISHED_DIR / f"{gpu_id.lower()}.yaml"
+        if path.is_file():
+            return path
+    return DEFAULT_PROFILE
+
+
+def shipped_profile(gpu_id: Optional[str]) -> CalibrationProfile:
+    return read_profile(shipped_profile_path(gpu_id))
 
 
 def dump_profile(profile: CalibrationProfile) -> str:

@@ -15,7 +15,7 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
                       output: Optional[str], name: Optional[str], device_kind: str, device_memory_gib: Optional[float],
                       fmt: str, vllm_version: Optional[str], gpu: Optional[str], model: Optional[str],
                       set_values: Optional[list[str]], pick: Optional[int], usage_context: str,
-                      logs: Optional[list[str]] = None) -> str:
+                      logs: Optional[list[str]] = None, published: Optional[str] = None) -> str:
     """Fit, write the profile (atomically, only after the fit succeeded) and return what to print."""
     if fmt not in ("text", "json"):
         raise ReaderError(f"unknown format '{fmt}': expected text or json.", key="--format")
@@ -24,7 +24,13 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
     held = [f.strip() for item in hold_out for f in item.split(",") if f.strip()]
     logs = list(logs or [])
     notes: list[str] = []
-    if steps is not None:
+    if published is not None:
+        if inputs or bench or held or logs or steps:
+            raise ReaderError("--published fits published serving runs alone: give no config, bench results, logs "
+                              "or steps with it.", key="--published")
+        from .run_published import from_published
+        profile = from_published(published, gpu, name)
+    elif steps is not None:
         if inputs or bench or held or logs:
             raise ReaderError("--steps fits measured step times alone: give no config, bench results or logs with "
                               "it.", key="--steps")

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
-from .profile import DEFAULT_PROFILE, CalibrationProfile, DeviceStandIn, default_profile, read_profile
+from .profile import (DEFAULT_PROFILE, CalibrationProfile, DeviceStandIn, default_profile, read_profile, shipped_profile,
+                      shipped_profile_path)
 
 
 def shape_of(model: ModelSpec) -> dict[str, int]:
@@ -87,11 +88,12 @@ class Target(BaseModel):
 def problems(profile: CalibrationProfile, target: Target, name: str) -> list[str]:
     """Why the profile may be used only with care on the target (warnings); raises where it may not."""
     on = profile.fitted_on
-    refusals = [("device", on.device, target.device),
+    across = profile.fit.evidence == "published"  # fitted across TP sizes, models and weight formats
+    refusals = [("device", on.device, target.device)] + ([] if across else [
                 ("tensor-parallel size", on.tensor_parallel_size, target.tensor_parallel_size),
                 ("pipeline-parallel size", on.pipeline_parallel_size, target.pipeline_parallel_size),
                 ("weights dtype", on.dtype, target.dtype),
-                ("quantization", on.quantization or "none", target.quantization or "none")]
+                ("quantization", on.quantization or "none", target.quantization or "none")])
     for what, fitted, here in refusals:
         if str(fitted).lower() != str(here).lower():
             raise ReaderError(
@@ -186,6 +188,9 @@ class CalibrationUse(BaseModel):
     fit_max_abs_pct: Optional[float] = None
     extrapolated: Optional[str] = None  # why the figures are extrapolations, where they are
     fit_warnings: int = 0  # sentences the fit left in the profile about its own results (fit.warnings)
+    # a profile fitted on published serving runs: its replay's error on them, e.g. "mean TPOT median 7.0%
+    # (worst 40%), mean TTFT median 30.1% (worst 150%) over 140 published runs on B200"
+    published_error: Optional[str] = None
 
 
 def describe_use(r) -> CalibrationUse:
@@ -197,20 +202,31 @@ def describe_use(r) -> CalibrationUse:
 def use_of(profile: Optional[CalibrationProfile], path: Optional[str], chosen: str, gpu: str) -> CalibrationUse:
     """How a report describes the calibration it used (profile None: the shipped default)."""
     given = profile is not None
-    profile = profile or default_profile()
+    default_path = shipped_profile_path(gpu)
+    profile = profile or read_profile(default_path)
     err = profile.summary_error()
     extrapolated = None
-    shipped = default_profile().fitted_on.device
-    if (not given or profile.fit.evidence == "log") and gpu != shipped:
+    if (not given or profile.fit.evidence == "log") and gpu != profile.fitted_on.device:
         extrapolated = (f"{gpu} is extrapolated from its datasheet peaks (calibrate on your own bench results for "
                         "measured figures)")
     return CalibrationUse(
-        name=profile.name, path=path or str(DEFAULT_PROFILE.relative_to(DEFAULT_PROFILE.parents[3])),
+        name=profile.name, path=path or str(default_path.relative_to(DEFAULT_PROFILE.parents[3])),
         chosen=chosen if given else "the shipped default", evidence=profile.fit.evidence,
         fitted_on=f"{profile.fitted_on.model} on {profile.fitted_on.device}",
         device_stands_in=profile.device is not None, fit_metric=err.metric if err else None,
         fit_median_abs_pct=err.median_abs_pct if err else None, fit_max_abs_pct=err.max_abs_pct if err else None,
-        extrapolated=extrapolated, fit_warnings=len(profile.fit.warnings))
+        extrapolated=extrapolated, fit_warnings=len(profile.fit.warnings),
+        published_error=_published_error(profile))
+
+
+def _published_error(profile: CalibrationProfile) -> Optional[str]:
+    if profile.fit.evidence != "published" or not profile.fit.errors:
+        return None
+    names = {"mean_tpot_ms": "mean TPOT", "mean_ttft_ms": "mean TTFT"}
+    parts = [f"{names.get(e.metric, e.metric)} median {e.median_abs_pct:.1f}% (worst {e.max_abs_pct:.0f}%)"
+             for e in profile.fit.errors]
+    return (f"{', '.join(parts)} over {profile.fit.errors[0].points} published real-vLLM runs on "
+            f"{profile.fitted_on.device}")
 
 
 class StepTimeChoice(BaseModel):
@@ -232,7 +248,7 @@ def profile_for_step_time(path: Optional[str], model: ModelSpec, gpu: str, tp: i
 
     if path is None:
         spec = get_gpu(gpu)
-        return StepTimeChoice(gpu=spec, coefficients=default_profile().coefficients(), on_cpu=False,
+        return StepTimeChoice(gpu=spec, coefficients=shipped_profile(spec.id).coefficients(), on_cpu=False,
                               use=use_of(None, None, "", spec.id), warnings=[])
     if not Path(path).is_file():
         raise ReaderError("the calibration profile given with --calibration does not exist.", file=path,

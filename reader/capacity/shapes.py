@@ -39,6 +39,8 @@ _METHOD_BITS: dict[str, float] = {
 }
 _FP8_METHODS = {"fp8", "modelopt", "compressed-tensors", "fbgemm_fp8", "fp8_per_tensor", "fp8_per_block",
                 "fp8_per_channel", "modelopt_mixed"}
+# W4A4 methods: weights and activations in NVFP4, multiplied on fp4 tensor cores where the GPU has them
+_FP4_METHODS = {"nvfp4", "nvfp4_per_token", "modelopt_fp4"}
 # Names of one checkpoint format: --quantization awq_marlin on an AWQ checkpoint loads the checkpoint's own
 # quantization (vLLM upgrades awq/gptq to their Marlin kernels on its own).
 _SAME_FORMAT = [{"awq", "awq_marlin", "auto_awq"}, {"gptq", "gptq_marlin", "auto_gptq"},
@@ -76,6 +78,7 @@ class WeightFormat:
     fp8_compute: bool  # W8A8 fp8 GEMMs on fp8 tensor cores
     scheme: str = ""
     present: tuple[str, ...] = ()  # the parts this model has (for the description); empty = all
+    fp4_compute: bool = False  # W4A4 (NVFP4) GEMMs on fp4 tensor cores (Blackwell)
 
     @property
     def linear_bits(self) -> float:
@@ -120,6 +123,7 @@ def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str
         bits = {part: _stored_bits(fmt, spec.method) for part, fmt in spec.formats.items()}
         fp8 = any(f.act_bits == 8 and f.weight_bits == 8 for f in spec.formats.values()) and spec.method in (
             _FP8_METHODS | {"modelopt_mixed"})
+        fp4 = any(f.act_bits == 4 and f.weight_bits == 4 for f in spec.formats.values())
         scheme, method = spec.scheme, spec.method
     elif method in _METHOD_BITS:
         # online quantization (--quantization fp8 on a 16-bit checkpoint) quantizes every linear layer but
@@ -128,13 +132,14 @@ def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str
                                                          "shared_experts")
         bits = {part: _METHOD_BITS[method] for part in parts}
         fp8, scheme = method in _FP8_METHODS, "online" if spec is None else f"over a {spec.method} checkpoint"
+        fp4 = method in _FP4_METHODS
     else:
         raise ReaderError(f"unknown quantization method '{method}'", key="quantization",
                           hint="Known: " + ", ".join(sorted(_METHOD_BITS)) + ".")
     return WeightFormat(method, bits.get("attention", full), bits.get("linear_mixer", full),
                         bits.get("dense_mlp", full), bits.get("experts", full), bits.get("shared_experts", full),
                         bits.get("lm_head", full), act, fp8 and gpu.fp8_tflops is not None, scheme,
-                        _present_parts(model))
+                        _present_parts(model), fp4 and gpu.fp4_tflops is not None)
 
 
 def _present_parts(model: ModelSpec) -> tuple[str, ...]:

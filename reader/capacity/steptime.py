@@ -30,7 +30,7 @@ import numpy as np
 
 from ..batch import StepBatch
 from ..calibration.coefficients import StepTimeCoefficients as Calibration
-from ..calibration.profile import default_profile
+from ..calibration.profile import default_profile, shipped_profile
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from .kv import kv_dtype_bytes, mamba_state
@@ -40,9 +40,10 @@ from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_la
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
 
 
-def default_calibration() -> Calibration:
-    """The shipped calibration profile's coefficients (fitted on measured H200 steps)."""
-    return default_profile().coefficients()
+def default_calibration(gpu_id: str | None = None) -> Calibration:
+    """The shipped calibration profile's coefficients: the GPU type's published-runs fit where one exists, else
+    the one fitted on measured H200 steps."""
+    return (shipped_profile(gpu_id) if gpu_id else default_profile()).coefficients()
 
 
 def _knee_scalar(tc: float, tm: float, p: float) -> float:
@@ -73,7 +74,7 @@ class StepTimeModel:
         if model.num_attention_heads % tp:
             raise ReaderError(f"{model.num_attention_heads} heads not divisible by --tp {tp}", key="tp")
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
-        self.cal = cal = calibration or default_calibration()
+        self.cal = cal = calibration or default_calibration(gpu.id)
         self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
         self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep)
         self.moe_factor = dp if model.moe is not None else 1
@@ -81,6 +82,8 @@ class StepTimeModel:
         self.flops16 = gpu.bf16_tflops * 1e12 * cal.achievable_matmul_fraction
         self.flops_w = (gpu.fp8_tflops * 1e12 * cal.achievable_matmul_fraction if self.wfmt.fp8_compute
                         else self.flops16)
+        if self.wfmt.fp4_compute:  # W4A4 (NVFP4) GEMMs on FP4 tensor cores
+            self.flops_w = gpu.fp4_tflops * 1e12 * cal.achievable_matmul_fraction
         self.bw = gpu.hbm_bandwidth_gbps * 1e9 * cal.achievable_copy_fraction
         link = gpu.nvlink_gbps_per_direction or gpu.pcie_gbps_per_direction
         self.link_bw = link * 1e9 * cal.link_eff
@@ -108,6 +111,11 @@ class StepTimeModel:
     def host_overhead_s(self) -> float:
         """Host time per engine step outside the model: the simulator adds it before each step."""
         return self.cal.host_overhead_s
+
+    @property
+    def response_latency_s(self) -> float:
+        """Time from the engine emitting a token to the client reading it (the simulator delays responses by it)."""
+        return self.cal.response_latency_s
 
     @property
     def front_end_s(self) -> float:
@@ -150,8 +158,17 @@ class StepTimeModel:
         cal, act = self.cal, self.wfmt.act_bytes
         peak = self.flops_w if g.bits <= 8 else self.flops16  # flops_w is flops16 without fp8 compute
         tc = 2.0 * M * g.k * g.n / (peak * cal.gemm_compute_eff)
-        tm = (g.weight_bytes + (M * g.k + M * g.n) * act) / (self.bw * cal.gemm_memory_eff)
+        tm = (g.weight_bytes + (M * g.k + M * g.n) * act) / (self.bw * self._memory_eff(g.bits))
         return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
+
+    def _memory_eff(self, bits: float) -> float:
+        """Weight-streaming efficiency of a GEMM whose weights have `bits` bits: below 8 bits the kernel
+        dequantizes as it streams."""
+        return self.cal.gemm_memory_eff * (self.cal.lowbit_memory_eff if bits < 7.5 else 1.0)
+
+    def _allreduce_latency(self) -> float:
+        """Fixed seconds of one all-reduce over this replica's TP group."""
+        return self.cal.allreduce_latency_s + self.cal.allreduce_latency_per_peer_s * (self.tp - 1)
 
     def _layer_parts(self, M: np.ndarray) -> dict[str, np.ndarray]:
         """Per-step seconds of each part for token counts M (vector), all layers of the model: attention
@@ -178,7 +195,7 @@ class StepTimeModel:
             # one all-reduce after each token mixer and each feed-forward block (2 per layer in most models;
             # Nemotron-H's layers hold one or the other)
             reduces = L - kinds["none"] + dense_layers + moe_layers
-            ar = reduces * (cal.allreduce_latency_s + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
+            ar = reduces * (self._allreduce_latency() + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
             ar = np.where(M > 0, ar, 0.0)
         if self.pp > 1:
             ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)
@@ -191,10 +208,10 @@ class StepTimeModel:
         touched = moe.local_experts * (1.0 - (1.0 - moe.top_k / moe.num_experts) ** tokens)
         assigned = tokens * moe.top_k * moe.local_experts / moe.num_experts  # token-expert pairs on this GPU
         peak = self.flops_w
-        tc = 2.0 * assigned * moe.matrices * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff)
+        tc = 2.0 * assigned * moe.matrices * moe.hidden * moe.inter / (peak * cal.gemm_compute_eff * cal.moe_gemm_eff)
         tm = (touched * moe.expert_bytes
               + assigned * (2 * moe.hidden + moe.matrices * moe.inter) * self.wfmt.act_bytes) / (
-            self.bw * cal.gemm_memory_eff)
+            self.bw * self._memory_eff(self.wfmt.expert_bits) * cal.moe_gemm_eff)
         t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M)
         for g in moe.shared:
             t = t + self._gemm_time(g, M)

@@ -36,6 +36,10 @@ def register(app: typer.Typer) -> None:
                           "(repeat for more logs).")] = None,
         steps: Annotated[Optional[str], typer.Option(
             "--steps", help="Measured step times (fixtures/gpu/calib.py output) instead of bench results.")] = None,
+        published: Annotated[Optional[str], typer.Option(
+            "--published", help="Published real-vLLM serving runs (aiconfigurator silicon_sample.csv layout): fit "
+                                "the profile of the GPU type --gpu names across their models, TP sizes and weight "
+                                "formats.")] = None,
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Where to write the profile "
                                                       "(default: NAME.calibration.yaml).")] = None,
         name: Annotated[Optional[str], typer.Option("--name", help="The profile's name (default: device and "
@@ -59,4 +63,4 @@ def register(app: typer.Typer) -> None:
 
         typer.echo(calibrate_command(inputs or [], bench or [], hold_out or [], steps, output, name, device_kind,
                                      device_memory_gib, fmt, vllm_version, gpu, model, set_values, pick,
-                                     usage_context, log or []))
+                                     usage_context, log or [], published))

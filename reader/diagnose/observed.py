@@ -54,6 +54,10 @@ class ScaledStepTime:
     def front_end_s(self) -> float:
         return self.model.front_end_s
 
+    @property
+    def response_latency_s(self) -> float:
+        return self.model.response_latency_s
+
 
 def settings_of(r: ResolvedDeployment) -> Settings:
     return Settings(max_num_seqs=r.value("max_num_seqs"), max_num_batched_tokens=r.value("max_num_batched_tokens"))

@@ -51,7 +51,8 @@ class Scenario:
     def host_times(self) -> dict[str, float]:
         """The simulator's host-side times from the step-time model's calibration: per engine step outside
         the model (overhead_s) and per request in the server's front end (front_end_s)."""
-        return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s}
+        return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s,
+                "response_latency_s": self.step_time.response_latency_s}
 
 
 def slos_from(r: ResolvedDeployment) -> dict[str, float]:

@@ -108,7 +108,9 @@ def calibration_line(use: CalibrationUse) -> str:
                 f"holds memory terms from start-up logs of {use.fitted_on} and no bench results)"
                 + (f"; {use.extrapolated}" if use.extrapolated else ""))
     fit = ""
-    if use.fit_metric is not None:
+    if use.published_error is not None:
+        fit = f"; its replay's error: {use.published_error}"
+    elif use.fit_metric is not None:
         what = "step times" if use.fit_metric.startswith("step_time") else use.fit_metric.replace("_", " ")
         fit = f"; its fit: {what} within {use.fit_median_abs_pct:.1f}% (median), {use.fit_max_abs_pct:.1f}% (worst)"
     stands = ", whose fitted figures stand in for the device's datasheet" if use.device_stands_in else ""

@@ -54,13 +54,16 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              step_time: StepTimeFn, mode: str = "chunked", seed: int | None = None,
              progress: ProgressFn | None = None, *, overhead_s: float | None = None,
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
-             leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0) -> SimResult:
+             leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0,
+             response_latency_s: float = 0.0) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
     same seed gives the same result. overhead_s: CPU time per engine step outside the model
     (default DEFAULT_SCHEDULER_OVERHEAD_S). front_end_s: time the server's front end spends on each
-    request, one at a time, before the scheduler sees it (latencies still count from the send). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
+    request, one at a time, before the scheduler sees it (latencies still count from the send).
+    response_latency_s: time from the engine emitting a token to the client reading it; every token reaches
+    the client that much later (TTFT and end-to-end latency grow by it, TPOT and ITL do not). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
     progress(done, total) is called as requests finish. fast_path=False walks the running batch one
     request at a time, as vLLM does; leaps=False runs every pure-decode step on its own (both give
     the same result: they are there for the tests). step_time must be a deterministic function of
@@ -80,8 +83,11 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
         raise ReaderError("the scheduler overhead must be >= 0 seconds.", key="overhead_s")
     if front_end_s < 0:
         raise ReaderError("the front-end time per request must be >= 0 seconds.", key="front_end_s")
+    if response_latency_s < 0:
+        raise ReaderError("the response latency must be >= 0 seconds.", key="response_latency_s")
     run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
                    progress=progress, front_end_s=front_end_s)
+    run.delay_responses(response_latency_s)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 
 

@@ -155,6 +155,12 @@ class EngineRun:
     blocked_skips: int = 0  # leap steps whose admission was known to stop for KV blocks without a look
     notes: list[str] = field(default_factory=list)
 
+    def delay_responses(self, seconds: float) -> None:
+        """Every token reaches the client `seconds` after the engine emits it (the engine's steps are unchanged)."""
+        if seconds:
+            for times in (self.first_token, self.last_token, self.finish_time):
+                times += seconds
+
 
 def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload) -> EngineRun:
     """A run with a request table of the workload (request i is row i, id "i")."""

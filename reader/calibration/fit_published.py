@@ -1,0 +1,206 @@
+"""Fit a GPU type's step-time profile to published real-vLLM serving runs (published.py), across models,
+tensor-parallel sizes and weight formats.
+
+The search cannot afford a full replay of every run per trial, so it fits a steady-state account of each
+closed-loop run, built from the step-time model itself (one engine, `c` clients, fixed lengths), corrected per
+run by the ratio of the full replay to that account (prefills that share a step, queueing), which is measured
+again after each round of the search:
+- TPOT: a decode step of `c` requests at the mid-run context, plus the host time per step, plus the prefills of
+  the other clients spread over a request's decode steps (each client starts one request per lifetime, and its
+  prompt runs in chunks of the token budget beside the other decodes);
+- TTFT: half a decode step (an arrival waits for the running step), then its prompt's chunks.
+The fitted profile is then scored by the full replay (the simulator, the run's own scheduler settings and
+load): those are the errors the profile records and every report that uses it quotes.
+
+What the runs tell apart, free per GPU type: the all-reduce's fixed time and its growth with the TP group,
+the grouped-GEMM efficiency of routed experts, the weight-streaming efficiency of sub-8-bit weights, the host
+time per step, and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's
+(fitted on measured H200 steps). A term whose runs are missing (no MoE model, no sub-8-bit weights, one TP
+size) stays at its base value, and the profile says so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..batch import StepBatch
+from ..errors import ReaderError
+from .coefficients import StepTimeCoefficients
+from .optimize import Free, minimize
+from .profile import (CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, default_profile,
+                      source_file)
+from .published import ASSUMED, PublishedRun
+
+ROBUST_SCALE = 0.25
+WEIGHTS = {"mean_tpot_ms": 1.0, "mean_ttft_ms": 0.5}
+COMM = (Free("allreduce_latency_s", 1e-6, 1e-4, 8e-6, log=True),
+        Free("allreduce_latency_per_peer_s", 1e-8, 3e-5, 1e-6, log=True))
+MOE = Free("moe_gemm_eff", 0.1, 1.0, 0.6)
+LOWBIT = Free("lowbit_memory_eff", 0.1, 1.0, 0.7)
+HOST = Free("host_overhead_s", 1e-5, 5e-3, 5e-4, log=True)
+RESPONSE = Free("response_latency_s", 1e-4, 0.3, 0.02, log=True)
+GEMM = (Free("gemm_compute_eff", 0.2, 1.0, 0.7), Free("gemm_memory_eff", 0.2, 1.0, 0.7))
+
+
+@dataclass
+class Case:
+    """One run with the deployment that replays it (resolved once; the fit varies coefficients only)."""
+
+    run: PublishedRun
+    resolved: Any
+    budget: int
+    # replay / steady-state account of the engine's part of each metric, from the last full replay
+    correction: dict[str, float] = field(default_factory=lambda: {"mean_tpot_ms": 1.0, "mean_ttft_ms": 1.0})
+
+
+def free_terms(cases: list[Case], measured_steps: bool) -> list[Free]:
+    """The coefficients these runs can tell apart (see the module docstring)."""
+    return [f for f, _ in _terms(cases, measured_steps) if f is not None]
+
+
+def unfitted(cases: list[Case], measured_steps: bool) -> list[str]:
+    """The terms these runs cannot tell apart, each with why (they keep the base profile's values)."""
+    return [why for f, why in _terms(cases, measured_steps) if f is None]
+
+
+def _terms(cases: list[Case], measured_steps: bool) -> list[tuple[Optional[Free], str]]:
+    tps = {c.run.tp for c in cases if c.run.tp > 1}
+    moe = any(c.resolved.require_model().moe is not None for c in cases)
+    lowbit = any(c.run.precision in ("int4", "fp4") for c in cases)
+    out: list[tuple[Optional[Free], str]] = [(HOST, ""), (RESPONSE, "")]
+    out.append((COMM[0], "") if tps else (None, "allreduce_latency_s: no run with tensor parallelism"))
+    out.append((COMM[1], "") if len(tps) > 1 else
+               (None, "allreduce_latency_per_peer_s: the runs have fewer than two tensor-parallel sizes above 1"))
+    out.append((MOE, "") if moe else (None, "moe_gemm_eff: no run of a mixture-of-experts model"))
+    out.append((LOWBIT, "") if lowbit else (None, "lowbit_memory_eff: no run with weights below 8 bits"))
+    if measured_steps:
+        out.append((None, "gemm_memory_eff, gemm_compute_eff: kept from the measured steps of this GPU type"))
+    else:
+        out.extend((f, "") for f in GEMM)
+    return out
+
+
+def surrogate(case: Case, step_time: Callable[[StepBatch], float], host_s: float, response_s: float = 0.0
+              ) -> dict[str, float]:
+    """Mean TPOT and TTFT (ms) of the run's steady state, from step times (module docstring)."""
+    r, c = case.run, case.run.clients_per_engine
+    mid = r.isl + r.osl // 2
+    decode = step_time(StepBatch(np.ones(c, np.int64), np.full(c, mid, np.int64), c)) + host_s
+    others = max(c - 1, 0)
+    chunk = max(case.budget - others, 1)
+    prefill_extra, prefill_total, done = 0.0, 0.0, 0
+    base = step_time(StepBatch(np.ones(others, np.int64), np.full(others, mid, np.int64), others)) if others else 0.0
+    while done < r.isl:
+        n = min(chunk, r.isl - done)
+        new = np.concatenate([[n], np.ones(others, np.int64)]).astype(np.int64)
+        past = np.concatenate([[done], np.full(others, mid, np.int64)]).astype(np.int64)
+        t = step_time(StepBatch(new, past, others + (1 if done + n >= r.isl else 0))) + host_s
+        prefill_extra += t - base - host_s
+        prefill_total += t
+        done += n
+    tpot = (decode + others * prefill_extra / max(r.osl - 1, 1)) * case.correction["mean_tpot_ms"]
+    ttft = (0.5 * decode + prefill_total) * case.correction["mean_ttft_ms"] + response_s
+    return {"mean_tpot_ms": tpot * 1e3, "mean_ttft_ms": ttft * 1e3}
+
+
+def corrected(case: Case, account: dict[str, float], replayed: dict[str, float], response_s: float) -> Case:
+    """The case with its correction set so that the account (made with its current correction) gives the replay."""
+    engine = {k: account[k] - (response_s * 1e3 if k == "mean_ttft_ms" else 0.0) for k in account}
+    replay_engine = {k: replayed[k] - (response_s * 1e3 if k == "mean_ttft_ms" else 0.0) for k in replayed}
+    ratio = {k: case.correction[k] * replay_engine[k] / engine[k] if engine[k] > 0 and replay_engine[k] > 0
+             else case.correction[k] for k in case.correction}
+    return Case(run=case.run, resolved=case.resolved, budget=case.budget, correction=ratio)
+
+
+def _robust(e: float) -> float:
+    a = abs(e)
+    return a * a if a <= ROBUST_SCALE else ROBUST_SCALE * (ROBUST_SCALE + 2.0 * math.log(a / ROBUST_SCALE))
+
+
+def fit(cases: list[Case], base: StepTimeCoefficients, free: list[Free],
+        model_for: Callable[[Case, StepTimeCoefficients], Any], tolerance: float = 1e-7
+        ) -> tuple[dict[str, float], Any]:
+    """The free coefficients that make the steady-state account match the runs best."""
+    measured = [(c, {"mean_tpot_ms": c.run.tpot_ms, "mean_ttft_ms": c.run.ttft_ms}) for c in cases]
+
+    def loss(values: dict[str, float]) -> float:
+        coefficients = base.replace(**values)
+        total = 0.0
+        for case, m in measured:
+            p = surrogate(case, model_for(case, coefficients), coefficients.host_overhead_s,
+                          coefficients.response_latency_s)
+            total += sum(w * _robust(math.log(p[k] / m[k])) for k, w in WEIGHTS.items())
+        return total / max(len(measured), 1)
+
+    if not free:
+        return {}, None
+    result = minimize(loss, list(free), max_iterations=600, tolerance=tolerance, relative=1e-4, restarts=2)
+    return result.values, result
+
+
+def report(points: list[tuple[str, dict[str, float], dict[str, Optional[float]]]], free: list[Free], result: Any,
+           skipped: list[str], not_fitted: Optional[list[str]] = None) -> FitReport:
+    """The full replay's errors, per metric, over every run it could replay."""
+    errors, fit_points = [], []
+    for metric in WEIGHTS:
+        errs = [100.0 * (p[metric] / m[metric] - 1.0) for _, m, p in points if p.get(metric)]
+        if errs:
+            errors.append(MetricError(metric=metric, points=len(errs), median_abs_pct=round(float(np.median(
+                np.abs(errs))), 2), max_abs_pct=round(float(np.max(np.abs(errs))), 2)))
+    for label, m, p in points:
+        for metric in WEIGHTS:
+            if p.get(metric):
+                fit_points.append(FitPoint(source=label, metric=metric, measured=round(m[metric], 4),
+                                           predicted=round(p[metric], 4),
+                                           error_pct=round(100.0 * (p[metric] / m[metric] - 1.0), 2)))
+    warnings = [f"not fitted, {why}" for why in not_fitted or []]
+    warnings += [f"{label}: not replayed ({why})" for label, why in [s.split("\t", 1) for s in skipped]]
+    return FitReport(evidence="published", method="bounded Nelder-Mead on a steady-state account of each "
+                     "closed-loop run (fit_published.py); errors from the full replay",
+                     free=[f.name for f in free], iterations=result.iterations if result else 0,
+                     converged=bool(result.converged) if result else True, loss=round(result.loss, 6) if result else 0.0,
+                     errors=errors, points=fit_points, warnings=warnings)
+
+
+def coefficients_of(base: CalibrationProfile, values: dict[str, float], free: list[Free], source: str
+                    ) -> dict[str, Coefficient]:
+    out = {}
+    base = base.with_optional_terms()
+    names = {f.name: f for f in free}
+    for name, coefficient in base.step_time.items():
+        if name in names:
+            f = names[name]
+            out[name] = Coefficient(value=float(f"{values[name]:.6g}"), fitted=True,
+                                    source=f"fitted to {source} by vllm-reader calibrate --published "
+                                           f"(bounds {f.low:g}..{f.high:g})")
+        else:
+            out[name] = Coefficient(value=coefficient.value, fitted=False,
+                                    source=f"from the base profile {base.name}: {coefficient.source}")
+    return out
+
+
+def profile_of(name: str, gpu: Any, base: CalibrationProfile, values: dict[str, float], free: list[Free],
+               fit_report: FitReport, path: str, runs: list[PublishedRun]) -> CalibrationProfile:
+    models = sorted({r.source_model for r in runs})
+    fitted_on = FittedOn(device=gpu.id, device_in_catalog=True,
+                         model=f"{len(runs)} published vLLM serving runs ({', '.join(models)})",
+                         tensor_parallel_size=1, dtype="any", vllm_version=None, config=None)
+    return CalibrationProfile(name=name, fitted_on=fitted_on, step_time=coefficients_of(base, values, free, path),
+                              fit=fit_report, sources=[source_file(path, "published", "published runs")],
+                              created_by="vllm-reader calibrate --published")
+
+
+def assumptions() -> list[str]:
+    return [f"{k}: {v}" for k, v in ASSUMED.items()]
+
+
+def require_runs(runs: list[PublishedRun], gpu: str, path: str) -> None:
+    if not runs:
+        raise ReaderError(f"no aggregated vLLM run on {gpu} in the published runs.", file=path, key="--gpu")
+
+
+__all__ = ["Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "assumptions", "require_runs",
+           "default_profile"]

@@ -1,0 +1,76 @@
+"""`vllm-reader calibrate --published RUNS.csv --gpu GPU`: one GPU type's profile from published serving runs."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import ReaderError
+from .fit_published import (Case, corrected, fit, free_terms, profile_of, report, require_runs, surrogate,
+                            unfitted)
+from .profile import CalibrationProfile, default_profile
+from .published import PublishedRun, read_published, replay, resolve_run
+
+MAX_CONCURRENCY = 64  # beyond it the runs' unknown caps (max_num_seqs, KV cache) decide more than step times
+ROUNDS = 2  # search, replay, correct the steady-state account, search again
+
+
+def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> CalibrationProfile:
+    from ..catalog.load import find_gpu
+
+    spec = find_gpu(gpu) if gpu else None
+    if spec is None:
+        raise ReaderError("--published fits one GPU type: give --gpu with a catalog GPU (e.g. B200).", key="--gpu")
+    runs = [r for r in read_published(path, MAX_CONCURRENCY) if r.gpu == spec.id]
+    require_runs(runs, spec.id, path)
+    base = default_profile()
+    cases, skipped = _cases(runs)
+    measured_steps = base.fitted_on.device == spec.id
+    free = free_terms(cases, measured_steps)
+    label = name or f"{spec.id.lower()}-published"
+    values, result, points = {}, None, []
+    for _ in range(ROUNDS):
+        values, result = fit(cases, base.coefficients().replace(**values), free, _model_for)
+        draft = profile_of(label, spec, base, values, free, report([], free, result, []), path, runs)
+        cases, points, failed = _replayed(cases, draft)
+    return draft.model_copy(update={"fit": report(points, free, result, skipped + failed,
+                                                  unfitted(cases, measured_steps))})
+
+
+def _model_for(case: Case, coefficients):
+    from ..pipeline import step_time_model
+
+    return step_time_model(case.resolved, coefficients=coefficients, table_tokens=64)
+
+
+def _replayed(cases: list[Case], draft: CalibrationProfile) -> tuple[list[Case], list, list[str]]:
+    """Every case replayed with the draft profile: the points, and each case's account corrected to its replay."""
+    coefficients = draft.coefficients()
+    out, points, failed = [], [], []
+    for case in cases:
+        got = replay(case.run, calibration=draft)
+        if got.tpot_ms is None or got.ttft_ms is None:
+            failed.append(f"{case.run.label}\t{got.note}")
+            out.append(case)
+            continue
+        replayed = {"mean_tpot_ms": got.tpot_ms, "mean_ttft_ms": got.ttft_ms}
+        account = surrogate(case, _model_for(case, coefficients), coefficients.host_overhead_s,
+                            coefficients.response_latency_s)
+        out.append(corrected(case, account, replayed, coefficients.response_latency_s))
+        points.append((case.run.label, _measured(case.run), replayed))
+    return out, points, failed
+
+
+def _measured(run: PublishedRun) -> dict[str, float]:
+    return {"mean_tpot_ms": run.tpot_ms, "mean_ttft_ms": run.ttft_ms}
+
+
+def _cases(runs: list[PublishedRun]) -> tuple[list[Case], list[str]]:
+    cases, skipped = [], []
+    for run in runs:
+        try:
+            resolved = resolve_run(run)
+        except ReaderError as exc:
+            skipped.append(f"{run.label}\t{exc.message}")
+            continue
+        budget = resolved.value("max_num_batched_tokens") or 8192
+        cases.append(Case(run=run, resolved=resolved, budget=int(budget)))
+    return cases, skipped

@@ -1,0 +1,86 @@
+"""Published real-vLLM runs: read as their layout says, and a fit that recovers known coefficients."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from reader.calibration import fit_published
+from reader.calibration.fit_published import Case, fit, surrogate
+from reader.calibration.optimize import Free
+from reader.calibration.profile import default_profile
+from reader.calibration.published import PublishedRun, read_published, resolve_run
+from reader.errors import ReaderError
+from reader.pipeline import step_time_model
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV = ROOT / "fixtures" / "gpu" / "silicon" / "vllm_silicon_dev.csv"
+RESERVED = ("gpt-oss-120b", "MiniMax-M2.5")
+
+
+def test_the_development_split_holds_no_reserved_model():
+    text = DEV.read_text()
+    assert not any(name in text for name in RESERVED)
+
+
+def test_runs_are_read_with_their_clients_layout_and_checkpoint():
+    runs = read_published(DEV, max_concurrency=64)
+    assert runs and all(r.concurrency <= 64 for r in runs)
+    dp = next(r for r in runs if r.dp > 1)
+    assert dp.dp == 4 and dp.ep and dp.clients_per_engine == dp.concurrency // 4
+    fp4 = next(r for r in runs if r.source_model == "moonshotai/Kimi-K2.5" and r.precision == "fp4")
+    assert fp4.model == "nvidia/Kimi-K2.5-NVFP4"
+    assert "--enable-expert-parallel" not in next(r for r in runs if not r.ep).command()
+
+
+def test_a_file_of_another_layout_is_refused_naming_the_column(tmp_path):
+    bad = tmp_path / "runs.csv"
+    bad.write_text("id,model\nx,y\n")
+    with pytest.raises(ReaderError, match="column 'silicon_data_source' is missing"):
+        read_published(bad)
+
+
+def _run(tp: int, clients: int, isl: int, osl: int) -> PublishedRun:
+    return PublishedRun(label=f"tp{tp}-c{clients}-{isl}x{osl}", model="Qwen/Qwen3-32B", quantization=None,
+                        source_model="Qwen/Qwen3-32B", gpu="H100-SXM", precision="", tp=tp, dp=1, ep=False,
+                        release="0.12.0", release_assumed=False, isl=isl, osl=osl, concurrency=clients,
+                        ttft_ms=1.0, tpot_ms=1.0)
+
+
+@pytest.mark.slow
+def test_the_fit_recovers_known_communication_and_host_terms():
+    """Runs made by the steady-state account itself at known coefficients are fitted back to them."""
+    truth = {"allreduce_latency_s": 2.0e-5, "allreduce_latency_per_peer_s": 3.0e-6, "host_overhead_s": 4.0e-4,
+             "response_latency_s": 0.05}
+    base = default_profile().coefficients()
+    known = base.replace(**truth)
+
+    def model_for(case, coefficients):
+        return step_time_model(case.resolved, coefficients=coefficients, table_tokens=64)
+
+    cases = []
+    for tp, clients, isl, osl in [(2, 4, 1024, 512), (2, 32, 1024, 128), (4, 8, 4096, 512), (8, 4, 1024, 1024),
+                                  (8, 64, 1024, 512), (4, 16, 1024, 1024)]:
+        run = _run(tp, clients, isl, osl)
+        case = Case(run=run, resolved=resolve_run(run), budget=8192)
+        m = surrogate(case, model_for(case, known), known.host_overhead_s, known.response_latency_s)
+        run = PublishedRun(**{**run.__dict__, "ttft_ms": m["mean_ttft_ms"], "tpot_ms": m["mean_tpot_ms"]})
+        cases.append(Case(run=run, resolved=case.resolved, budget=8192))
+    free = [f for f in fit_published.free_terms(cases, measured_steps=True)]
+    assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "allreduce_latency_s",
+                                      "allreduce_latency_per_peer_s"]
+    values, result = fit(cases, base, free, model_for, tolerance=1e-12)
+    assert result.converged
+    for name, value in truth.items():
+        assert math.isclose(values[name], value, rel_tol=0.1), (name, values[name], value)
+
+
+def test_a_free_term_needs_runs_that_show_it():
+    """One TP size cannot split the all-reduce's fixed time from its growth with the group."""
+    runs = [_run(2, 4, 1024, 512), _run(2, 16, 1024, 512)]
+    cases = [Case(run=r, resolved=resolve_run(r), budget=8192) for r in runs]
+    names = [f.name for f in fit_published.free_terms(cases, measured_steps=False)]
+    assert "allreduce_latency_s" in names and "allreduce_latency_per_peer_s" not in names
+    assert "moe_gemm_eff" not in names and "lowbit_memory_eff" not in names
+    assert isinstance(fit_published.HOST, Free)
