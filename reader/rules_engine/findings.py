@@ -60,8 +60,8 @@ class Skipped(BaseModel):
 
 class ReadingNote(BaseModel):
     """How the config was read, where it is not a finding: the release assumed, the other launches in the file,
-    an option prefix read as the full name, a deprecated form the release still accepts, how the model was found.
-    The same notes `diagnose` lists under "Notes on reading the config"."""
+    an option prefix read as the full name, a deprecated form the release still accepts. The notes `diagnose` lists
+    under "Notes on reading the config", less those a finding (VR904-VR906) or the model line already says."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
