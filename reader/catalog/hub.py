@@ -102,12 +102,23 @@ def _client() -> Any:
 def _fetch(client: Any, repo_id: str, filename: str, revision: Optional[str], where: str) -> str:
     hub, _ = client
     token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or None
-    # One metadata request first, without the download's retries: an unreachable Hub fails within the
-    # timeout instead of after the client's backoff (about 30 s), and a refusal is known before any download.
-    url = hub.hf_hub_url(repo_id, filename, revision=revision, endpoint=where)
-    hub.get_hf_file_metadata(url, token=token, timeout=timeout_s(), endpoint=where)
+    _ask_once(hub, hub.hf_hub_url(repo_id, filename, revision=revision, endpoint=where), token)
     return hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=str(hub_cache_dir()), endpoint=where,
                                token=token, etag_timeout=timeout_s())
+
+
+def _ask_once(hub: Any, url: str, token: Optional[str]) -> None:
+    """One HEAD request for the file, not retried: an unreachable or silent Hub fails within `timeout_s()`.
+
+    The client's own metadata call (get_hf_file_metadata) goes through http_backoff, which retries network
+    errors five times with waits of 1 to 8 s, so a lookup would take about 24 s whatever the timeout said.
+    A refusal (gated, missing, HTTP error) raises the client's own error, as its download would.
+    """
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+    headers = dict(build_hf_headers(token=token), **{"Accept-Encoding": "identity"})
+    response = get_session().head(url, headers=headers, timeout=timeout_s(), allow_redirects=False)
+    hf_raise_for_status(response)
 
 
 def _is_missing_file(client: Any, err: Exception) -> bool:

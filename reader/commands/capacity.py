@@ -33,6 +33,8 @@ def register(app: typer.Typer) -> None:
         stop_if_vllm_refuses(resolved, config)
         with located_in(resolved):
             cap = compute_capacity(capacity_request(resolved, optional_workload(resolved, workload)))
+        if resolved.model_named:  # the id as written (an alias's shape is named on the model_how line)
+            cap = cap.model_copy(update={"model": resolved.model_named})
         typer.echo(render_capacity(cap, fmt, resolved.model_how))
         if cap.startup_error is not None:
             raise typer.Exit(1)

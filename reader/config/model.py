@@ -33,6 +33,9 @@ class Note(BaseModel):
     message: str
     loc: Optional[SourceLoc] = None
     key: Optional[str] = None
+    # where `check` reports this already, so that it says it once: a rule id (VR905), or "model_source" (its
+    # model line names the id as written and where its shape came from)
+    reported_as: Optional[str] = None
 
 
 class Placeholder(BaseModel):

@@ -69,6 +69,19 @@ class ResolvedDeployment(BaseModel):
     calibration_path: Optional[str] = None
 
     @property
+    def model_named(self) -> Optional[str]:
+        """The model as the user named it (the config, or --model); `model` may be another id's shape (an alias)."""
+        res = self.model_resolution
+        if res is not None and (res.given_with_option or not self.deployment.model):
+            return res.asked
+        return self.deployment.model or (self.model.id if self.model else None)
+
+    def reading_notes(self) -> list[Note]:
+        """The notes on how the config was read that no rule reports as a finding: info-level loader and
+        resolver notes (the rules VR901/VR902 report the warning-level ones)."""
+        return [n for n in self.deployment.notes + self.notes if n.level == "info" and not n.reported_as]
+
+    @property
     def version_tuple(self) -> VersionTuple:
         return parse_version(self.version)
 
@@ -160,17 +173,18 @@ def _model_notes(d: Deployment, res: Optional[ModelResolution], notes: list[Note
     name = res.asked
     # info level: the rules VR904-VR906 report these as warnings from the model.* facts
     if len(res.steps) > 1:
-        notes.append(Note(level="info", loc=d.model_loc, key="model", message=f"model looked up in turn: {res.tried()}"))
+        notes.append(Note(level="info", loc=d.model_loc, key="model", reported_as="model_source",
+                          message=f"model looked up in turn: {res.tried()}"))
     if res.inferred_from and res.found:
-        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", reported_as="VR905", message=(
             f"the model path '{name}' does not exist here, so the model was inferred from {res.inferred_from}: "
             f"{res.resolved_id} ({res.shape_from(with_inference=False)}). If that is wrong, name the model with "
             "--model (a Hugging Face id, a model folder or a config.json)")))
     for assumption in res.assumptions:
-        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", reported_as="VR906", message=(
             f"assumed: {assumption}; give the checkpoint's config.json with --model to replace the assumption")))
     if not res.found:
-        notes.append(Note(level="info", loc=d.model_loc, key="model", message=(
+        notes.append(Note(level="info", loc=d.model_loc, key="model", reported_as="VR904", message=(
             f"model '{name}' could not be resolved: {res.problem}; checks that need its architecture are skipped. "
             "Name the model with --model (a Hugging Face id, a model folder or a config.json)")))
 

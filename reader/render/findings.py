@@ -63,13 +63,24 @@ def render_text(report: Any, verbose: bool = False) -> str:
                              f"form {c.form}, {c.rules_evaluated} rules evaluated")
                 if c.model_source:
                     lines.append(f"{c.config}: model {c.model}; {c.model_source}")
+                lines += [f"{note_place(c, n)}: note: {n.message}" for n in c.notes]
         for s in report.skipped:
             lines.append(f"{s.config}: skipped {s.rule_id} ({s.name}): missing {', '.join(s.missing)}")
-    summary = summary_line(report)
-    if report.summary.infos and not verbose:
-        summary += " (info findings: -v)"
-    lines.append(summary)
+    lines.append(summary_line(report) + ("" if verbose else _verbose_hint(report)))
     return "\n".join(lines) + "\n"
+
+
+def note_place(c: Any, note: Any) -> str:
+    """file:line of a reading note, else the config it is about."""
+    if note.file and note.line:
+        return f"{note.file}:{note.line}"
+    return note.file or c.config
+
+
+def _verbose_hint(report: Any) -> str:
+    notes = sum(len(c.notes) for c in report.configs)
+    hidden = (["info findings"] if report.summary.infos else []) + ([_count(notes, "reading note")] if notes else [])
+    return f" ({' and '.join(hidden)}: -v)" if hidden else ""
 
 
 def _fact(value: Any) -> str:
@@ -95,6 +106,9 @@ def render_markdown(report: Any) -> str:
         out.append(f"vLLM {c.vllm_version} ({c.vllm_version_origin}), {c.engine} engine, {c.rules_evaluated} rules "
                    "evaluated.")
         out.append("")
+        if c.notes:
+            out += ["Notes on reading the config:", ""]
+            out += [f"- {md(note_place(c, n))}: {md(n.message)}" for n in c.notes] + [""]
         mine = [f for f in findings if f.config == c.config]
         if not mine:
             out += ["No findings.", ""]

@@ -84,6 +84,7 @@ def render_sarif(report: Any, ruleset: Any) -> str:
                 "message": {"text": f"{c.config}: {c.error}"},
                 "locations": [{"physicalLocation": {"artifactLocation": artifact_uri(c.config, root)}}],
             })
+        notifications += [_note(c, n, root) for n in c.notes]
     run = {
         "tool": {"driver": {
             "name": "vllm-reader",
@@ -103,6 +104,15 @@ def render_sarif(report: Any, ruleset: Any) -> str:
     }
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _note(c: Any, note: Any, root: Path) -> dict[str, Any]:
+    """A reading note (how the config was read, not a finding) as a tool notification of level note."""
+    physical: dict[str, Any] = {"artifactLocation": artifact_uri(note.file or c.config, root)}
+    if note.line:
+        physical["region"] = {"startLine": note.line}
+    return {"level": "note", "message": {"text": f"{c.config}: {note.message}"},
+            "locations": [{"physicalLocation": physical}], "descriptor": {"id": "reading-note"}}
 
 
 def _fingerprint(f: Any) -> str:

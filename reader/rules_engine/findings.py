@@ -58,6 +58,19 @@ class Skipped(BaseModel):
     missing: list[str]
 
 
+class ReadingNote(BaseModel):
+    """How the config was read, where it is not a finding: the release assumed, the other launches in the file,
+    an option prefix read as the full name, a deprecated form the release still accepts. The notes `diagnose` lists
+    under "Notes on reading the config", less those a finding (VR904-VR906) or the model line already says."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    message: str
+    file: Optional[str] = Field(default=None, description="The file the note is about, when it is about one place.")
+    line: Optional[int] = Field(default=None, ge=1, description="1-based line, when known.")
+    key: Optional[str] = Field(default=None, description="The option as written, when the note is about one.")
+
+
 class ConfigResult(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -73,6 +86,7 @@ class ConfigResult(BaseModel):
     model_source: Optional[str] = Field(default=None, description="Where the model's config.json came from: 'model "
                                         "shape from: <source> (<where>)', or why it was found nowhere.")
     error: Optional[str] = Field(default=None, description="For bad input: the one-paragraph message.")
+    notes: list[ReadingNote] = Field(default_factory=list, description="How the config was read (not findings).")
 
 
 class Summary(BaseModel):

@@ -115,10 +115,19 @@ def _check_one(resolved: Any, config: str, ruleset: Any, only: Optional[list[str
     result = ConfigResult.model_construct(
         config=config, status="checked", vllm_version=resolved.version,
         vllm_version_origin=resolved.version_origin, engine=resolved.engine, form=d.form,
-        rules_evaluated=evaluated.rules_evaluated, model=resolved.model.id if resolved.model else d.model,
-        model_source=resolved.model_how if d.model or resolved.model else None, error=None)
+        rules_evaluated=evaluated.rules_evaluated, model=resolved.model_named,
+        model_source=resolved.model_how if d.model or resolved.model else None, error=None,
+        notes=[_reading_note(n) for n in resolved.reading_notes()])
     return (result, [f for f in evaluated.findings if f.rule_id not in ignored],
             [s for s in evaluated.skipped if s.rule_id not in ignored])
+
+
+def _reading_note(note: Any) -> Any:
+    from .findings import ReadingNote
+
+    loc = note.loc
+    return ReadingNote.model_construct(message=note.message, file=loc.file if loc else None,
+                                       line=loc.line if loc and loc.line else None, key=note.key)
 
 
 def _report(results: list[Any], findings: list[Any], skipped: list[Any], fail_on: str) -> Any:

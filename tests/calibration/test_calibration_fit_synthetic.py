@@ -1,8 +1,9 @@
 """The bench fit on results the simulator wrote from known coefficients: fitted on some loads, it must predict
 the others (no measurement noise here, so any error is the fit's own).
 
-The fitted coefficients land near the true ones (printed), and the held-out loads' throughput, median TPOT
-and median TTFT within 3%: the replay is exact, so what is left is the search's own tolerance.
+The fitted coefficients land within 8% of the true ones (printed; the widest today is the HBM bandwidth, about
+5% low, which the KV read efficiency, about 3% high, partly makes up), and the held-out loads' throughput, median
+TPOT and median TTFT within 3%: the replay is exact, so what is left is the search's own tolerance.
 """
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_a_fit_on_four_loads_predicts_three_others(tmp_path):
     search = fit(fitted, s)
     assert search.converged
     print("\n" + "\n".join(f"{k:28} true {TRUTH[k]:10.4g} fitted {v:10.4g}" for k, v in search.values.items()))
+    assert set(search.values) <= set(TRUTH) and len(search.values) >= 5
+    off = {k: v / TRUTH[k] - 1 for k, v in search.values.items()}
+    assert all(abs(x) < 0.08 for x in off.values()), off
     points, errors = compare(held, predict(held, s, search.values))
     key = {e.metric: e for e in errors}
     print("\n" + "\n".join(f"{p.source:10} {p.metric:20} {p.measured:10.3f} {p.predicted:10.3f} {p.error_pct:+6.1f}%"

@@ -118,6 +118,15 @@ def test_nemotron_h_state_dtype_follows_the_release(version, ssm_bytes, block):
     assert cap.kv_groups.startswith("7 group(s), group size 10")  # 10 attention, 54 Mamba layers (6 padding)
 
 
+def test_the_readme_gives_nemotron_h_page_with_the_releases_it_holds_for():
+    """The README's architecture table: "Nemotron-H 56B: 2,080 up to vLLM 0.31.0, 4,128 from 0.32.0"."""
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    pages = {v: capacity("nvidia/Nemotron-H-56B-Base-8K", gpu="B200", version=v, max_model_len=8192).block_size
+             for v in ("0.18.0", "0.31.0", "0.32.0", "0.33.0")}
+    assert pages == {"0.18.0": 2080, "0.31.0": 2080, "0.32.0": 4128, "0.33.0": 4128}
+    assert f"Nemotron-H 56B: {pages['0.31.0']:,} up to vLLM 0.31.0, {pages['0.32.0']:,} from 0.32.0" in readme
+
+
 def test_nemotron_3_super_latent_experts_match_the_published_tensor_count():
     """NVIDIA-Nemotron-3-Super-120B-A12B: experts in a 1024-wide latent space. The BF16 safetensors hold
     123,611,012,096 parameters with 2,942,324,736 of MTP (a third-party count quoted from the headers); our

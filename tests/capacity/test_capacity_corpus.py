@@ -71,7 +71,10 @@ def test_kaito_2132_mistral_small_4_estimated_max_len_from_the_quoted_memory():
         "available KV taken from vLLM's message: architecture not in any stored copy")
 
 
-@pytest.mark.parametrize("util, vllm_avail, vllm_est", [(0.9, 48.66, 205728), (0.95, 55.65, 235296)])
+PR12_QUOTED = [(0.9, 48.66, 205728), (0.95, 55.65, 235296)]  # utilization, vLLM's available GiB and est. max len
+
+
+@pytest.mark.parametrize("util, vllm_avail, vllm_est", PR12_QUOTED)
 def test_recipes_pr12_qwen3_coder_480b_fp8_dp8_ep(util, vllm_avail, vllm_est):
     """Qwen3-Coder-480B-A35B-FP8, -dp 8 --enable-expert-parallel (TP 1, EP 8), v0.10.1, default max len
     262144. The H20 is the 141 GB variant (the two quoted figures differ by 0.05 x 139.8 GiB)."""
@@ -202,10 +205,23 @@ def test_vllm_4429_deepseek_coder_33b_on_two_l40():
     assert ok.startup_error is None
 
 
-def test_zz_print_corpus_table():
-    """Runs last (alphabetical within the module): the comparison table."""
+def test_the_corpus_table_puts_our_figures_beside_vllms_quoted_ones():
+    """Runs every case above itself (so it needs no test order and no state other tests left) and prints the
+    comparison table: one row or more per case."""
+    ROWS.clear()
+    cases = [test_qwen_295_default_max_len_32768_on_one_24gb_gpu,
+             test_kaito_2132_mistral_small_4_estimated_max_len_from_the_quoted_memory,
+             test_vllm_10439_qwen25_05b_util_04_on_v064_counts_other_processes,
+             test_vllm_17431_qwen3_8b_a800_util_04_fails_on_v1_not_on_v0, test_vllm_27508_gpt_oss_120b_on_one_h100,
+             test_vllm_34076_qwen3_coder_30b_fp8_pp2_heterogeneous, test_vllm_4429_deepseek_coder_33b_on_two_l40]
+    for case in cases:
+        before = len(ROWS)
+        case()
+        assert len(ROWS) > before, f"{case.__name__} adds no row to the table"
+    for quoted in PR12_QUOTED:
+        test_recipes_pr12_qwen3_coder_480b_fp8_dp8_ep(*quoted)
     width = (52, 22, 22, 40)
     print("\n" + " | ".join(h.ljust(n) for h, n in zip(("case", "figure", "vLLM (quoted)", "ours"), width)) + " | why")
     for case, fig, vllm, ours, why in ROWS:
         print(" | ".join(v.ljust(n) for v, n in zip((case, fig, vllm, ours), width)) + f" | {why}")
-    assert len(ROWS) >= 8
+    assert len({r[0].split(" ")[0] for r in ROWS}) == len(cases) + 1  # every issue has its row

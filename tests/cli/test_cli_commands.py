@@ -62,3 +62,17 @@ def test_capacity_reports_vllm_log_lines():
     assert "GPU KV cache size:" in result.stdout and "Maximum concurrency for 8,192 tokens per request" in result.stdout
     fails = run("capacity", "fixtures/examples/llama-3.1-70b-2xa100-long-context.yaml")
     assert fails.returncode == 1 and "To serve at least one request" in fails.stdout
+
+
+def test_capacity_names_the_model_as_written_with_the_shape_it_reads(tmp_path):
+    # The catalog reads the Instruct model with the base model's config.json (an alias): the report names the
+    # id the config wrote, and the line below it the file its shape came from.
+    config = tmp_path / "serve.sh"
+    config.write_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192\n")
+    text = run("capacity", str(config), "--gpu", "H100-SXM", "--vllm-version", "0.18.0")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("model meta-llama/Llama-3.1-8B-Instruct on H100-SXM")
+    assert "model shape from: shipped catalog (reader/catalog/models/meta-llama/Llama-3.1-8B/config.json)" in lines
+    doc = json.loads(run("capacity", str(config), "--gpu", "H100-SXM", "--format", "json").stdout)
+    assert doc["model"] == "meta-llama/Llama-3.1-8B-Instruct" and "Llama-3.1-8B/config.json" in doc["model_source"]

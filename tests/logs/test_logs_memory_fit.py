@@ -78,3 +78,25 @@ def test_a_file_that_is_not_a_log_is_refused():
     resolved, _ = _deployment("vllm-pr10511_llama3-8b_h100_tp1.log")
     with pytest.raises(ReaderError, match="not a vLLM log"):
         deployment_terms(resolved, [("notes.txt", "nothing here\n")])
+
+
+def _fit_tool():
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "fit_memory_terms.py"
+    spec = importlib.util.spec_from_file_location("fit_memory_terms", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_the_readme_memory_terms_figures_are_what_the_tool_prints_today():
+    # The README's table and medians are tools/fit_memory_terms.py's output, not typed: `--readme` rewrites them.
+    # Runs the whole fit (the leave-one-out fits too), as the tool does.
+    tool = _fit_tool()
+    readme = tool.README.read_text(encoding="utf-8")
+    regenerated = tool.readme_with(readme, tool.run_fit())
+    assert regenerated == readme, "the README's memory-terms figures are stale: run tools/fit_memory_terms.py --readme"

@@ -59,7 +59,19 @@ def test_a_model_option_that_resolves_nowhere_is_bad_input(tmp_path):
 def test_the_report_says_where_the_model_shape_came_from(tmp_path):
     report = check_files([_config(tmp_path, "vllm serve /models/Qwen3-8B")], CheckOptions(vllm_version="0.18.0"))
     result = report.configs[0]
-    assert result.model == "Qwen/Qwen3-8B"
+    assert result.model == "/models/Qwen3-8B"  # as written; the id it was read as is on the source line
     assert result.model_source.startswith("model shape from: shipped catalog (reader/catalog/models/Qwen/Qwen3-8B/")
+    assert "id Qwen/Qwen3-8B inferred from the folder name 'Qwen3-8B'" in result.model_source
     code, out, _ = run_cli(["check", _config(tmp_path, "vllm serve /models/Qwen3-8B"), "-v"])
-    assert "model Qwen/Qwen3-8B; model shape from: shipped catalog" in out
+    assert "model /models/Qwen3-8B; model shape from: shipped catalog" in out
+
+
+def test_an_alias_is_reported_as_written_with_the_shape_it_reads_beside_it(tmp_path):
+    # The catalog reads the Instruct model with the base model's config.json; check names the id the user wrote.
+    config = _config(tmp_path, "vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    result = check_files([config], CheckOptions(vllm_version="0.18.0")).configs[0]
+    assert result.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert "reader/catalog/models/meta-llama/Llama-3.1-8B/config.json" in result.model_source
+    code, out, _ = run_cli(["check", config, "-v"])
+    assert ("model meta-llama/Llama-3.1-8B-Instruct; model shape from: shipped catalog "
+            "(reader/catalog/models/meta-llama/Llama-3.1-8B/config.json)") in out

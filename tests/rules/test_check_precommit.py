@@ -105,3 +105,19 @@ def test_action_shell_runs_the_gate(tmp_path):
     assert output.read_text().strip() == "exit-code=1"
     sarif = (tmp_path / "out.sarif").read_text()
     assert '"version": "2.1.0"' in sarif and "VR102" in sarif
+
+
+def _readme_action_inputs() -> list[tuple[str, str, str]]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("| input | default | what it is |")
+    rows = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    return [tuple(cell.strip() for cell in row.strip("|").split(" | ")) for row in rows]
+
+
+def test_the_readme_lists_every_action_input_as_action_yml_defines_it():
+    expected = []
+    for name, spec in ACTION["inputs"].items():
+        default = spec.get("default")
+        shown = "(required)" if spec.get("required") and default is None else (f"`{default}`" if default else "")
+        expected.append((f"`{name}`", shown, " ".join(spec["description"].split())))
+    assert _readme_action_inputs() == expected

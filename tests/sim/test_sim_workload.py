@@ -12,6 +12,8 @@ from reader.sim import workload as wlmod
 from reader.sim.workload import PRESETS, generate, load_workload, read_trace
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "fixtures" / "workloads"
+# the bundled example workloads, named: a loop over the folder alone would pass with the folder empty
+EXAMPLES = ("chat_small", "closed_loop_1k_200", "empirical_lengths", "shared_prefix_gamma", "trace_replay")
 
 
 def spec(**over):
@@ -80,9 +82,10 @@ def test_presets_are_documented_and_overridable():
 
 
 def test_example_workload_files_load():
-    for path in sorted(WORKLOADS.glob("*.yaml")):
-        w = generate(load_workload(str(path)))
-        assert w.num_requests > 0, path
+    assert sorted(p.stem for p in WORKLOADS.glob("*.yaml")) == list(EXAMPLES)
+    for name in EXAMPLES:
+        w = generate(load_workload(str(WORKLOADS / f"{name}.yaml")))
+        assert w.num_requests > 0, name
 
 
 def test_jsonl_and_csv_traces_agree():
