@@ -22,7 +22,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
 | `env.<NAME>` | environment variables the vLLM process gets |
 | `placeholders` | number of unresolved placeholders |
-| `option.<dest>`, `spelling.<dest>` | for a flag the user set: the canonical option string (`--swap-space`) and the spelling the loader recorded |
+| `option.<dest>`, `spelling.<dest>`, `written.<dest>` | for a flag the user set: the canonical option string (`--swap-space`), the spelling the loader recorded, and the option in the form the user wrote it (`--no-enable-chunked-prefill`; otherwise the canonical one) |
 | `deprecated.<dest>` | true when the version's flag table registers the user's flag as deprecated (or its help says so) |
 | `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
 | `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
@@ -89,6 +89,7 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     for dest, flag in d.flags.items():
         out[f"option.{dest}"] = flag.option
         out[f"spelling.{dest}"] = flag.spelling
+        out[f"written.{dest}"] = written_option(flag.spelling, flag.option)
         spec = table.spec_for_dest(dest) if flag.in_version else None
         if spec is not None and (spec.get("deprecated") or spec.get("deprecated_in_help")):
             out[f"deprecated.{dest}"] = True
@@ -105,6 +106,14 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         short = {"speculative_config": "spec.config.", "compilation_config": "compilation."}.get(dest)
         if short:
             _mapping_facts(value, short, out, depth=1)
+
+
+def written_option(spelling: str, option: str) -> str:
+    """The option as the user wrote it, in command-line form: `--no-enable-chunked-prefill` stays so (a YAML key
+    `no-enable-chunked-prefill:` becomes it), other spellings (`maxNumSeqs`, `-tp`, `--max_num_seqs`) keep the
+    canonical option the user meant."""
+    word = spelling.strip().rstrip(":").lstrip("-").replace("_", "-")
+    return f"--{word}" if word.startswith("no-") and word[3:] == option.lstrip("-") else option
 
 
 def _json_mapping(value: Any) -> Any:

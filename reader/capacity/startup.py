@@ -1,0 +1,44 @@
+"""The capacity model's start-up verdict as facts for `check`'s memory rules (rules/validation/memory.yaml
+VR417-VR419): does vLLM's start-up check pass, fail, or is it too close to call?
+
+The verdict compares, on the tightest worker, the KV memory left after weights, activation peak, non-torch
+memory and CUDA graphs with what one request at max_model_len needs (or, when nothing is left, the weights
+with the memory asked for). The terms we estimate (activation peak, non-torch memory, CUDA graphs) rather
+than compute from the checkpoint carry an error: a shortfall or a spare within TOLERANCE of them (plus
+WEIGHT_TOLERANCE of the weights) is "near", a warning stating the margin, so the gate never blocks a launch
+that would start. A shortfall beyond it is "fails", vLLM's own start-up error.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+GiB = 2**30
+TOLERANCE = 0.5  # of the estimated overheads (activation peak + non-torch + CUDA graphs)
+WEIGHT_TOLERANCE = 0.02  # of the weights (shards, embeddings, quantization scales we may count differently)
+
+
+def memory_facts(cap: Any) -> dict[str, Any]:
+    """`memory.*` facts of a Capacity (reader/capacity/api.py): verdict fits | near | fails, and its figures."""
+    worker = min(cap.workers, key=lambda w: w.available_kv.value - w.kv_request_bytes.value)
+    available, need = worker.available_kv.value, worker.kv_request_bytes.value
+    estimated = sum(f.value for f in (worker.activation_peak, worker.non_torch, worker.cudagraph)
+                    if f.basis != "measured")
+    tolerance = TOLERANCE * estimated + WEIGHT_TOLERANCE * worker.weights.value
+    error = cap.startup_error
+    margin = available - need if available > 0 else available
+    if error is not None and error.kind == "free_memory":
+        verdict = "fails"
+    elif abs(margin) <= tolerance:
+        verdict = "near"
+    else:
+        verdict = "fails" if error is not None else "fits"
+    out = {"memory.verdict": verdict, "memory.margin_gib": round(margin / GiB, 2),
+           "memory.shortfall_gib": round(max(-margin, 0) / GiB, 2), "memory.spare_gib": round(max(margin, 0) / GiB, 2),
+           "memory.tolerance_gib": round(tolerance / GiB, 2), "memory.available_gib": round(available / GiB, 2),
+           "memory.needed_gib": round(need / GiB, 2), "memory.weights_gib": round(worker.weights.value / GiB, 2),
+           "memory.requested_gib": round(worker.requested.value / GiB, 2), "memory.gpu": worker.gpu,
+           "memory.max_model_len": cap.max_model_len, "memory.kind": error.kind if error else None,
+           "memory.message": error.message if error else None, "memory.source": error.source if error else None}
+    if error is not None and error.estimated_max_model_len:
+        out["memory.max_model_len_that_fits"] = error.estimated_max_model_len
+    return out
