@@ -72,13 +72,35 @@ class FlagTable:
 def flag_table(version: VersionTuple) -> FlagTable:
     path = data_dir("rules") / "flags" / f"v{format_version(version)}.json"
     data = json.loads(path.read_text())
+    version = parse_version(data["version"])
     return FlagTable(
-        version=parse_version(data["version"]),
-        options=data["flags"],
+        version=version,
+        options=_with_runtime_bounds(data["flags"], version),
         positional=data.get("positional", {}),
         source=data.get("_source", ""),
         parsers=data.get("parsers", {}),
     )
+
+
+def _with_runtime_bounds(options: dict[str, dict[str, Any]], version: VersionTuple) -> dict[str, dict[str, Any]]:
+    """The table's options with the bounds rules/flags/_runtime_bounds.yaml states for this release (a start-up
+    failure no config class states), as `kind: runtime` bounds beside the ones read from the source."""
+    for entry in _runtime_bounds():
+        spec = options.get(entry["option"])
+        if spec is None or not _in_range(version, entry["versions"]):
+            continue
+        bound = {"op": entry["op"], "value": entry["value"], "kind": "runtime", "error": entry["error"],
+                 "message": entry["message"], "src": entry["src"]}
+        options[entry["option"]] = {**spec, "bounds": [*spec.get("bounds", []), bound]}
+    return options
+
+
+@lru_cache(maxsize=1)
+def _runtime_bounds() -> list[dict[str, Any]]:
+    import yaml
+
+    path = data_dir("rules") / "flags" / "_runtime_bounds.yaml"
+    return yaml.safe_load(path.read_text())["bounds"]
 
 
 @dataclass(frozen=True)
