@@ -24,6 +24,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `placeholders` | number of unresolved placeholders |
 | `option.<dest>`, `spelling.<dest>`, `written.<dest>` | for a flag the user set: the canonical option string (`--swap-space`), the spelling the loader recorded, and the option in the form the user wrote it (`--no-enable-chunked-prefill`; otherwise the canonical one) |
 | `deprecated.<dest>` | true when the version's flag table registers the user's flag as deprecated (or its help says so) |
+| `unregistered.<dest>`, `registry_source.<dest>`, `registry_message.<dest>` | when the user's string is not in the registry the release checks the option against at start-up (rules/flags/_registries.json: quantization methods, ...): the release's values, where they and the check are in its source, and vLLM's message |
 | `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
 | `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
 | `compilation.<key>` | a key of the user's `--compilation-config` mapping as written (`cudagraph_capture_sizes`, `max_cudagraph_capture_size`, ...) |
@@ -37,7 +38,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .flagtable import flag_table
+from .flagtable import flag_table, registry_for
 from .resolve import ResolvedDeployment
 
 
@@ -86,6 +87,7 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     d = r.deployment
     out["model_name"] = d.model
     table = flag_table(r.version_tuple)
+    registries = not _newer_than_the_tables(d.context.vllm_version)
     for dest, flag in d.flags.items():
         out[f"option.{dest}"] = flag.option
         out[f"spelling.{dest}"] = flag.spelling
@@ -98,6 +100,8 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
             out[f"unlisted_value.{dest}"] = list(suggested)
         if isinstance(flag.value, list) and flag.value and all(isinstance(v, (int, float)) for v in flag.value):
             out[f"given_max.{dest}"] = max(flag.value)
+        if registries:
+            _registry_facts(dest, flag.value, r.version_tuple, out)
     for dest, flag in d.flags.items():
         value = _json_mapping(flag.value)
         if value is None:
@@ -106,6 +110,28 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         short = {"speculative_config": "spec.config.", "compilation_config": "compilation."}.get(dest)
         if short:
             _mapping_facts(value, short, out, depth=1)
+
+
+def _newer_than_the_tables(asked: Any) -> bool:
+    """A release newer than the newest table: its registries may hold values the newest one lacks."""
+    from ..errors import ReaderError
+    from ..versions import choose_version
+
+    try:
+        return bool(asked) and choose_version(str(asked)).span == "newer"
+    except (ReaderError, ValueError):  # a placeholder (`${VERSION}`): read as the newest table, said elsewhere
+        return False
+
+
+def _registry_facts(dest: str, value: Any, version: Any, out: dict[str, Any]) -> None:
+    """`unregistered.<dest>` (the release's values) when the user's string is not in the registry vLLM checks it against
+    at start-up, with the registry's source and vLLM's message for this value."""
+    registry = registry_for(dest, version) if isinstance(value, str) else None
+    if registry is None or value in registry["values"]:
+        return
+    out[f"unregistered.{dest}"] = sorted(registry["values"])
+    out[f"registry_source.{dest}"] = f"{registry['src']}, refused at {registry['check']}"
+    out[f"registry_message.{dest}"] = registry["vllm_message"].format(value=value, values=registry["values"])
 
 
 def written_option(spelling: str, option: str) -> str:

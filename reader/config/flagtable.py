@@ -103,6 +103,24 @@ def _runtime_bounds() -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text())["bounds"]
 
 
+def registry_for(dest: str, version: VersionTuple) -> Optional[dict[str, Any]]:
+    """The values vLLM checks `dest` against at start-up at this release, when argparse does not (the option has no
+    choices): {values, src, check, vllm_message}, from rules/flags/_registries.json (tools/import_registries.py);
+    None when the release's registry was not extracted."""
+    entry = _registries().get(dest)
+    release = entry["releases"].get(format_version(version)) if entry else None
+    spec = flag_table(version).spec_for_dest(dest)
+    if release is None or spec is None or spec.get("choices"):
+        return None
+    return {**release, "vllm_message": entry["vllm_message"]}
+
+
+@lru_cache(maxsize=1)
+def _registries() -> dict[str, Any]:
+    path = data_dir("rules") / "flags" / "_registries.json"
+    return json.loads(path.read_text())["registries"] if path.exists() else {}
+
+
 @dataclass(frozen=True)
 class OptionHistory:
     option: str

@@ -1,0 +1,110 @@
+"""Write rules/flags/_registries.json: per release, the string values vLLM checks an option against at start-up
+when argparse no longer does (an option without `choices`), read from the release's source with `ast`.
+
+Usage: python tools/import_registries.py [SRC_DIR]   (default: what tools/vllm_sources.sh prints)
+
+Each registry names the module-level `Literal[...]` alias the release builds its list from, and the words of the
+error it raises for a value outside it; the file records, per release, the values with the alias's file and line
+and the raise site's file and line (found by its words). Nothing is imported or run. A release whose source is
+not unpacked is left out: `check` then keeps its softer fallback (VR403's list, a warning).
+
+Only registries whose every unknown value is a refusal are listed. Not listed, and why:
+- distributed_executor_backend: any string may be an import path of a custom Executor class;
+- tokenizer_mode, load_format: registries plugins extend at run time (TokenizerRegistry, model loaders).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "rules" / "flags" / "_registries.json"
+
+REGISTRIES = {
+    "quantization": {
+        "option": "--quantization",
+        "module": "vllm/model_executor/layers/quantization/__init__.py",
+        "alias": "QuantizationMethods",
+        "raise_words": "Unknown quantization method",
+        "raise_in": ["vllm/config.py", "vllm/config"],
+        "vllm_message": "Unknown quantization method: {value}. Must be one of {values}.",
+        "why": "ModelConfig._verify_quantization compares the name with QUANTIZATION_METHODS, the list of the "
+               "QuantizationMethods literal (plus methods a plugin registers at run time)",
+    },
+}
+
+
+def literal_values(path: Path, alias: str) -> Optional[tuple[list[str], int]]:
+    """The strings of `alias = Literal[...]` at module level, and its line; None when the module has no such alias."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and target.id == alias and isinstance(node.value, ast.Subscript):
+            items = node.value.slice
+            elts = items.elts if isinstance(items, ast.Tuple) else [items]
+            values = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return values, node.lineno
+    return None
+
+
+def raise_site(root: Path, places: list[str], words: str) -> Optional[str]:
+    """`file:line` of the first line holding `words` under the given files or folders of the release."""
+    for place in places:
+        base = root / place
+        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for path in files:
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if words in line:
+                    return f"{path.relative_to(root)}:{number}"
+    return None
+
+
+def release_registry(root: Path, spec: dict[str, Any]) -> Optional[dict[str, Any]]:
+    module = root / spec["module"]
+    if not module.is_file():
+        return None
+    found = literal_values(module, spec["alias"])
+    check = raise_site(root, spec["raise_in"], spec["raise_words"])
+    if found is None or check is None:
+        return None
+    values, line = found
+    return {"values": values, "src": f"{spec['module']}:{line} {spec['alias']}", "check": check}
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in name.lstrip("v").split("."))
+
+
+def build(src_dir: Path) -> dict[str, Any]:
+    releases = sorted((p for p in src_dir.glob("v*") if (p / ".ready").exists()), key=lambda p: _version_key(p.name))
+    out: dict[str, Any] = {}
+    for dest, spec in REGISTRIES.items():
+        per_release = {}
+        for rel in releases:
+            got = release_registry(rel, spec)
+            if got is not None:
+                per_release[rel.name.lstrip("v")] = got
+        out[dest] = {"option": spec["option"], "vllm_message": spec["vllm_message"], "why": spec["why"],
+                     "releases": per_release}
+    return {"schema": 1, "_source": "tools/import_registries.py: each release's PyPI sdist (tools/vllm_sources.sh), "
+            "read with ast; values from the Literal alias named in `src`, refused where `check` raises",
+            "registries": out}
+
+
+def main(argv: list[str]) -> int:
+    default = Path(os.environ.get("VLLM_READER_CACHE", Path.home() / ".cache" / "vllm-reader")) / "vllm-src"
+    src_dir = Path(argv[0]) if argv else default
+    data = build(src_dir)
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    counts = {k: len(v["releases"]) for k, v in data["registries"].items()}
+    print(f"wrote {OUT.relative_to(ROOT)}: {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
