@@ -3,6 +3,8 @@ the user wrote, a broken YAML named as one. A launch that would start is never b
 limit the gate warns and states the margin."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from _rules_helpers import check_text, fired, run_cli, write
 
 LLAMA_8B = "model: meta-llama/Llama-3.1-8B-Instruct\n"
@@ -73,3 +75,16 @@ def test_a_yaml_with_a_stray_tab_is_a_yaml_error_on_its_line(tmp_path):
 def test_a_makefile_without_a_launch_is_still_called_one(tmp_path):
     report = check_text(tmp_path, "all:\n\techo hi\n", name="Makefile")
     assert "no vLLM launch found in this Makefile" in report.configs[0].error
+
+
+def test_the_memory_verdict_keeps_check_light(tmp_path):
+    # the gate starts on every commit: sizing memory must not pull in numpy (the simulator's and fits' library)
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "serve.yaml", LLAMA_8B)
+    code = ("import sys; from reader.commands.check_fast import fast_check; "
+            f"rc = fast_check([{path!r}, '--gpu', 'L4']); print(rc, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(Path(__file__).resolve().parents[2]))
+    assert out.stdout.split()[-2:] == ["1", "False"], out.stdout + out.stderr
