@@ -10,7 +10,8 @@ not unpacked is left out: `check` then keeps its softer fallback (VR403's list, 
 
 Only registries whose every unknown value is a refusal are listed. Not listed, and why:
 - distributed_executor_backend: any string may be an import path of a custom Executor class;
-- tokenizer_mode, load_format: registries plugins extend at run time (TokenizerRegistry, model loaders).
+- tokenizer_mode: the tokenizer registry also takes custom modes, and "auto" is rewritten per model first.
+Plugins can add quantization methods and model loaders at run time too; `check` says so in VR120's notes.
 """
 from __future__ import annotations
 
@@ -34,6 +35,17 @@ REGISTRIES = {
         "vllm_message": "Unknown quantization method: {value}. Must be one of {values}.",
         "why": "ModelConfig._verify_quantization compares the name with QUANTIZATION_METHODS, the list of the "
                "QuantizationMethods literal (plus methods a plugin registers at run time)",
+    },
+    "load_format": {
+        "option": "--load-format",
+        "module": "vllm/model_executor/model_loader/__init__.py",
+        "alias": "LoadFormats",
+        "raise_words": "is not supported\")",
+        "raise_in": ["vllm/model_executor/model_loader/__init__.py"],
+        "vllm_message": "Load format `{value}` is not supported",
+        "normalize": "lower",
+        "why": "LoadConfig lowercases the name; get_model_loader looks it up among the loaders of the LoadFormats "
+               "literal (plus loaders a plugin registers) when the worker loads the model",
     },
 }
 
@@ -90,7 +102,7 @@ def build(src_dir: Path) -> dict[str, Any]:
             if got is not None:
                 per_release[rel.name.lstrip("v")] = got
         out[dest] = {"option": spec["option"], "vllm_message": spec["vllm_message"], "why": spec["why"],
-                     "releases": per_release}
+                     "normalize": spec.get("normalize"), "releases": per_release}
     return {"schema": 1, "_source": "tools/import_registries.py: each release's PyPI sdist (tools/vllm_sources.sh), "
             "read with ast; values from the Literal alias named in `src`, refused where `check` raises",
             "registries": out}

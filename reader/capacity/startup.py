@@ -24,6 +24,8 @@ def memory_facts(cap: Any) -> dict[str, Any]:
     estimated = sum(f.value for f in (worker.activation_peak, worker.non_torch, worker.cudagraph)
                     if f.basis != "measured")
     tolerance = TOLERANCE * estimated + WEIGHT_TOLERANCE * worker.weights.value
+    if not worker.available_kv.estimated:  # --kv-cache-memory-bytes, or a log's measurement: nothing to estimate
+        tolerance = 0.0
     error = cap.startup_error
     margin = available - need if available > 0 else available
     if error is not None and error.kind == "free_memory":

@@ -127,7 +127,7 @@ def _registry_facts(dest: str, value: Any, version: Any, out: dict[str, Any]) ->
     """`unregistered.<dest>` (the release's values) when the user's string is not in the registry vLLM checks it against
     at start-up, with the registry's source and vLLM's message for this value."""
     registry = registry_for(dest, version) if isinstance(value, str) else None
-    if registry is None or value in registry["values"]:
+    if registry is None or (value.lower() if registry["normalize"] == "lower" else value) in registry["values"]:
         return
     out[f"unregistered.{dest}"] = sorted(registry["values"])
     out[f"registry_source.{dest}"] = f"{registry['src']}, refused at {registry['check']}"

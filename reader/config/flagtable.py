@@ -112,7 +112,7 @@ def registry_for(dest: str, version: VersionTuple) -> Optional[dict[str, Any]]:
     spec = flag_table(version).spec_for_dest(dest)
     if release is None or spec is None or spec.get("choices"):
         return None
-    return {**release, "vllm_message": entry["vllm_message"]}
+    return {**release, "vllm_message": entry["vllm_message"], "normalize": entry.get("normalize")}
 
 
 @lru_cache(maxsize=1)

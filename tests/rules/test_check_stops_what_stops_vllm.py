@@ -50,6 +50,13 @@ def test_near_the_limit_is_a_warning_that_states_the_margin(tmp_path):
     assert report.summary.exit_code == 0
 
 
+def test_a_kv_cache_size_given_in_bytes_is_exact_so_a_small_shortfall_is_an_error(tmp_path):
+    text = LLAMA_8B + "max-model-len: 32768\nkv-cache-memory-bytes: 3G\n"  # 4 GiB needed, 3 GiB given
+    report = check_text(tmp_path, text, name="serve.yaml", version="0.32.0", gpu="L4")
+    finding = next(f for f in report.findings if f.rule_id == "VR417")
+    assert "short by 1 GiB" in finding.message and "margin is 0 GiB" in finding.message
+
+
 def test_an_assumed_gpu_never_fails_the_gate_on_memory(tmp_path):
     report = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-70B-Instruct\n")
     assert "VR420" in fired(report, "info")

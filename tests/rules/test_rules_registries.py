@@ -59,3 +59,14 @@ def test_every_registry_entry_names_its_source_lines():
     for version, entry in releases.items():
         assert entry["values"] and entry["src"].startswith("vllm/model_executor/layers/quantization/__init__.py:")
         assert entry["check"].startswith("vllm/config"), version
+
+
+def test_an_unknown_load_format_would_not_start_and_the_case_is_vllms(tmp_path):
+    # LoadConfig lowercases the name before get_model_loader looks it up
+    bad = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-8B --load-format safetensor\n", version="0.32.0",
+                     gpu="H100")
+    finding = next(f for f in bad.findings if f.rule_id == "VR120")
+    assert finding.vllm_message == "Load format `safetensor` is not supported"
+    good = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-8B --load-format SafeTensors\n", version="0.32.0",
+                      gpu="H100")
+    assert "VR120" not in fired(good)
