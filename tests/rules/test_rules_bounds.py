@@ -60,3 +60,11 @@ def test_before_vllm_states_the_bound_a_count_it_cannot_allocate_is_still_refuse
     assert "requires max_num_seqs >= 1" in errors[0].message
     assert "gpu_input_batch.py" in errors[0].fix
     assert all(f"{value} x" not in f.message for f in report.findings)
+
+
+@pytest.mark.parametrize("version", ["0.6.3", "0.10.1"])
+def test_no_memory_for_the_kv_cache_is_refused_before_the_bound_is_stated(tmp_path, version):
+    # before 0.11.2 only gpu_memory_utilization > 1 is a validator; 0 leaves the KV cache nothing (both engines)
+    errors, _ = check(tmp_path, "vllm serve /models/tiny --gpu-memory-utilization 0\n", version=version)
+    assert [e.rule_id for e in errors] == ["VR116"]
+    assert errors[0].vllm_message.startswith("No available memory for the cache blocks")
