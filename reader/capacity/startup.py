@@ -21,26 +21,37 @@ def memory_facts(cap: Any) -> dict[str, Any]:
     """`memory.*` facts of a Capacity (reader/capacity/api.py): verdict fits | near | fails, and its figures."""
     worker = min(cap.workers, key=lambda w: w.available_kv.value - w.kv_request_bytes.value)
     available, need = worker.available_kv.value, worker.kv_request_bytes.value
-    estimated = sum(f.value for f in (worker.activation_peak, worker.non_torch, worker.cudagraph)
-                    if f.basis != "measured")
-    tolerance = TOLERANCE * estimated + WEIGHT_TOLERANCE * worker.weights.value
-    if not worker.available_kv.estimated:  # --kv-cache-memory-bytes, or a log's measurement: nothing to estimate
-        tolerance = 0.0
+    tolerance = _tolerance(worker)
     error = cap.startup_error
     margin = available - need if available > 0 else available
-    if error is not None and error.kind == "free_memory":
-        verdict = "fails"
-    elif abs(margin) <= tolerance:
-        verdict = "near"
-    else:
-        verdict = "fails" if error is not None else "fits"
-    out = {"memory.verdict": verdict, "memory.margin_gib": round(margin / GiB, 2),
-           "memory.shortfall_gib": round(max(-margin, 0) / GiB, 2), "memory.spare_gib": round(max(margin, 0) / GiB, 2),
-           "memory.tolerance_gib": round(tolerance / GiB, 2), "memory.available_gib": round(available / GiB, 2),
-           "memory.needed_gib": round(need / GiB, 2), "memory.weights_gib": round(worker.weights.value / GiB, 2),
-           "memory.requested_gib": round(worker.requested.value / GiB, 2), "memory.gpu": worker.gpu,
+    out = {"memory.verdict": _verdict(error, margin, tolerance), "memory.margin_gib": _gib(margin),
+           "memory.shortfall_gib": _gib(max(-margin, 0)), "memory.spare_gib": _gib(max(margin, 0)),
+           "memory.tolerance_gib": _gib(tolerance), "memory.available_gib": _gib(available),
+           "memory.needed_gib": _gib(need), "memory.weights_gib": _gib(worker.weights.value),
+           "memory.requested_gib": _gib(worker.requested.value), "memory.gpu": worker.gpu,
            "memory.max_model_len": cap.max_model_len, "memory.kind": error.kind if error else None,
            "memory.message": error.message if error else None, "memory.source": error.source if error else None}
     if error is not None and error.estimated_max_model_len:
         out["memory.max_model_len_that_fits"] = error.estimated_max_model_len
     return out
+
+
+def _tolerance(worker: Any) -> float:
+    """The error of our estimate of the KV memory left: none when it was given or measured."""
+    if not worker.available_kv.estimated:  # --kv-cache-memory-bytes, or a log's measurement
+        return 0.0
+    estimated = sum(f.value for f in (worker.activation_peak, worker.non_torch, worker.cudagraph)
+                    if f.basis != "measured")
+    return TOLERANCE * estimated + WEIGHT_TOLERANCE * worker.weights.value
+
+
+def _verdict(error: Any, margin: float, tolerance: float) -> str:
+    if error is not None and error.kind == "free_memory":
+        return "fails"  # memory other processes hold, as given: not an estimate
+    if abs(margin) <= tolerance:
+        return "near"
+    return "fails" if error is not None else "fits"
+
+
+def _gib(value: float) -> float:
+    return round(value / GiB, 2)
