@@ -47,6 +47,18 @@ REGISTRIES = {
         "why": "LoadConfig lowercases the name; get_model_loader looks it up among the loaders of the LoadFormats "
                "literal (plus loaders a plugin registers) when the worker loads the model",
     },
+    "attention_backend": {
+        "option": "--attention-backend",
+        "module": ["vllm/v1/attention/backends/registry.py", "vllm/attention/backends/registry.py"],
+        "enum": "AttentionBackendEnum",
+        "raise_words": "Unknown attention backend",
+        "raise_in": ["vllm/v1/attention/backends/registry.py", "vllm/attention/backends/registry.py"],
+        "vllm_message": "Unknown attention backend: '{value}'. Valid options are: {joined}",
+        "normalize": "upper",
+        # where AttentionConfig's validator takes 'auto' (no backend) before the enum lookup, it is accepted too
+        "auto_if": ("vllm/config/attention.py", 'value.lower() == "auto"'),
+        "why": "AttentionConfig's validator looks the upper-cased name up among AttentionBackendEnum's members",
+    },
 }
 
 
@@ -64,6 +76,17 @@ def literal_values(path: Path, alias: str) -> Optional[tuple[list[str], int]]:
     return None
 
 
+def enum_members(path: Path, name: str) -> Optional[tuple[list[str], int]]:
+    """The member names of `class name(Enum...)` at module level, and its line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            members = [t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets
+                       if isinstance(t, ast.Name) and t.id.isupper()]
+            return members, node.lineno
+    return None
+
+
 def raise_site(root: Path, places: list[str], words: str) -> Optional[str]:
     """`file:line` of the first line holding `words` under the given files or folders of the release."""
     for place in places:
@@ -77,15 +100,21 @@ def raise_site(root: Path, places: list[str], words: str) -> Optional[str]:
 
 
 def release_registry(root: Path, spec: dict[str, Any]) -> Optional[dict[str, Any]]:
-    module = root / spec["module"]
-    if not module.is_file():
+    modules = [spec["module"]] if isinstance(spec["module"], str) else spec["module"]
+    rel = next((m for m in modules if (root / m).is_file()), None)
+    if rel is None:
         return None
-    found = literal_values(module, spec["alias"])
+    name = spec.get("enum") or spec["alias"]
+    found = enum_members(root / rel, name) if spec.get("enum") else literal_values(root / rel, name)
     check = raise_site(root, spec["raise_in"], spec["raise_words"])
     if found is None or check is None:
         return None
     values, line = found
-    return {"values": values, "src": f"{spec['module']}:{line} {spec['alias']}", "check": check}
+    out = {"values": values, "src": f"{rel}:{line} {name}", "check": check}
+    auto = spec.get("auto_if")
+    if auto and (root / auto[0]).is_file() and auto[1] in (root / auto[0]).read_text(encoding="utf-8"):
+        out["also"] = {"AUTO": f"{auto[0]}: {auto[1]}"}  # accepted before the lookup, not a member
+    return out
 
 
 def _version_key(name: str) -> tuple[int, ...]:

@@ -127,11 +127,14 @@ def _registry_facts(dest: str, value: Any, version: Any, out: dict[str, Any]) ->
     """`unregistered.<dest>` (the release's values) when the user's string is not in the registry vLLM checks it against
     at start-up, with the registry's source and vLLM's message for this value."""
     registry = registry_for(dest, version) if isinstance(value, str) else None
-    if registry is None or (value.lower() if registry["normalize"] == "lower" else value) in registry["values"]:
+    name = {"lower": str.lower, "upper": str.upper}.get(registry["normalize"], str)(value) if registry else value
+    if registry is None or name in registry["values"] or name in registry.get("also", {}):
         return
-    out[f"unregistered.{dest}"] = sorted(registry["values"])
+    values = registry["values"]
+    out[f"unregistered.{dest}"] = sorted([*values, *(v.lower() for v in registry.get("also", {}))])
     out[f"registry_source.{dest}"] = f"{registry['src']}, refused at {registry['check']}"
-    out[f"registry_message.{dest}"] = registry["vllm_message"].format(value=value, values=registry["values"])
+    out[f"registry_message.{dest}"] = registry["vllm_message"].format(value=name, values=values,
+                                                                       joined=", ".join(values))
 
 
 def written_option(spelling: str, option: str) -> str:

@@ -70,3 +70,18 @@ def test_an_unknown_load_format_would_not_start_and_the_case_is_vllms(tmp_path):
     good = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-8B --load-format SafeTensors\n", version="0.32.0",
                       gpu="H100")
     assert "VR120" not in fired(good)
+
+
+@pytest.mark.parametrize("version, value, refused", [
+    ("0.32.0", "flash_attn", False),   # AttentionConfig upper-cases the name before the enum lookup
+    ("0.32.0", "auto", False),         # taken as 'no backend' before the lookup at 0.32.0
+    ("0.13.0", "auto", True),          # not yet at 0.13.0: AttentionBackendEnum['AUTO'] fails
+    ("0.32.0", "FLASHATTN", True),
+])
+def test_attention_backends_are_the_releases_enum_members(tmp_path, version, value, refused):
+    report = check_text(tmp_path, f"vllm serve meta-llama/Llama-3.1-8B --attention-backend {value}\n",
+                        version=version, gpu="H100")
+    assert ("VR120" in fired(report, "error")) is refused
+    if refused:
+        finding = next(f for f in report.findings if f.rule_id == "VR120")
+        assert finding.vllm_message.startswith(f"Unknown attention backend: '{value.upper()}'. Valid options are: ")
