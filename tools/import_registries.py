@@ -9,7 +9,8 @@ and the raise site's file and line (found by its words). Nothing is imported or 
 not unpacked is left out: `check` then keeps its softer fallback (VR403's list, a warning).
 
 Only registries whose every unknown value is a refusal are listed. Not listed, and why:
-- distributed_executor_backend: any string may be an import path of a custom Executor class;
+- distributed_executor_backend before 0.11.2: its executors took other strings in other ways (from 0.11.2 a
+  string outside the literal is an import path, so only a dotless one is certainly refused);
 - tokenizer_mode: the tokenizer registry also takes custom modes, and "auto" is rewritten per model first.
 Plugins can add quantization methods and model loaders at run time too; `check` says so in VR120's notes.
 """
@@ -58,6 +59,20 @@ REGISTRIES = {
         # where AttentionConfig's validator takes 'auto' (no backend) before the enum lookup, it is accepted too
         "auto_if": ("vllm/config/attention.py", 'value.lower() == "auto"'),
         "why": "AttentionConfig's validator looks the upper-cased name up among AttentionBackendEnum's members",
+    },
+    "distributed_executor_backend": {
+        "option": "--distributed-executor-backend",
+        "module": "vllm/config/parallel.py",
+        "alias": "DistributedExecutorBackend",
+        "raise_words": 'qualname.rsplit(".", 1)',
+        "raise_in": ["vllm/utils"],
+        "vllm_message": "ValueError: not enough values to unpack (expected 2, got 1) (Executor.get_class takes "
+                        "'{value}' for an import path: it is none of {joined})",
+        # only where Executor.get_class takes any other string as an executor's import path: a dotted one may be
+        # a real class (unverifiable here), a dotless one cannot be
+        "dotted_if": ("vllm/v1/executor/abstract.py", "resolve_obj_by_qualname(distributed_executor_backend)"),
+        "why": "Executor.get_class knows the DistributedExecutorBackend names and imports any other string as "
+               "'module.Class'",
     },
 }
 
@@ -111,6 +126,11 @@ def release_registry(root: Path, spec: dict[str, Any]) -> Optional[dict[str, Any
         return None
     values, line = found
     out = {"values": values, "src": f"{rel}:{line} {name}", "check": check}
+    dotted = spec.get("dotted_if")
+    if dotted:
+        if not (root / dotted[0]).is_file() or dotted[1] not in (root / dotted[0]).read_text(encoding="utf-8"):
+            return None
+        out["dotted"] = f"{dotted[0]}: {dotted[1]}"  # an import path ('module.Class') is taken unchecked
     auto = spec.get("auto_if")
     if auto and (root / auto[0]).is_file() and auto[1] in (root / auto[0]).read_text(encoding="utf-8"):
         out["also"] = {"AUTO": f"{auto[0]}: {auto[1]}"}  # accepted before the lookup, not a member

@@ -130,6 +130,8 @@ def _registry_facts(dest: str, value: Any, version: Any, out: dict[str, Any]) ->
     name = {"lower": str.lower, "upper": str.upper}.get(registry["normalize"], str)(value) if registry else value
     if registry is None or name in registry["values"] or name in registry.get("also", {}):
         return
+    if registry.get("dotted") and "." in name:
+        return  # an import path ('module.Class') the release imports: not checkable here
     values = registry["values"]
     out[f"unregistered.{dest}"] = sorted([*values, *(v.lower() for v in registry.get("also", {}))])
     out[f"registry_source.{dest}"] = f"{registry['src']}, refused at {registry['check']}"

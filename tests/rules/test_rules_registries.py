@@ -85,3 +85,11 @@ def test_attention_backends_are_the_releases_enum_members(tmp_path, version, val
     if refused:
         finding = next(f for f in report.findings if f.rule_id == "VR120")
         assert finding.vllm_message.startswith(f"Unknown attention backend: '{value.upper()}'. Valid options are: ")
+
+
+@pytest.mark.parametrize("value, rule", [("multiproc", "VR120"), ("mp", None), ("my_pkg.executors.Mine", "VR115")])
+def test_an_executor_backend_is_a_known_name_or_an_import_path(tmp_path, value, rule):
+    # from 0.11.2 Executor.get_class imports any other string as 'module.Class': a dotless one cannot be one
+    report = check_text(tmp_path, f"vllm serve meta-llama/Llama-3.1-8B --distributed-executor-backend {value}\n",
+                        version="0.32.0", gpu="H100")
+    assert ({"VR120", "VR115"} & fired(report)) == ({rule} if rule else set())
