@@ -7,11 +7,14 @@ ceil(len / block_size) blocks, so the waste is only the unfilled tail of its las
 from __future__ import annotations
 
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ReaderError
+
+if TYPE_CHECKING:  # numpy is imported where lengths are computed: `check` sizes memory without it
+    import numpy as np
 
 
 class FragmentationReport(BaseModel):
@@ -36,6 +39,8 @@ def normal_lengths(n: int, mean: float, sd: float, low: int = 1, high: int | Non
 
     Deterministic (no random draw), so every run of a test prints the same figures.
     """
+    import numpy as np
+
     if n <= 0 or mean <= 0 or sd < 0:
         raise ReaderError("length distribution needs n > 0, mean > 0, sd >= 0", key="workload")
     dist = NormalDist(mean, sd) if sd > 0 else None
@@ -46,6 +51,8 @@ def normal_lengths(n: int, mean: float, sd: float, low: int = 1, high: int | Non
 
 def fragmentation(lengths: np.ndarray, reserve_tokens: int, block_size: int, bytes_per_token: float
                   ) -> FragmentationReport:
+    import numpy as np
+
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.size == 0 or reserve_tokens <= 0 or block_size <= 0:
         raise ReaderError("fragmentation needs lengths, a reservation and a block size", key="workload")

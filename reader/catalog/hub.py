@@ -7,12 +7,20 @@ where the next run finds it without asking the Hub). Only the small JSON files v
 model's shape are asked for: config.json (or Mistral's params.json), and ModelOpt's
 hf_quant_config.json when config.json carries no quantization_config.
 
+A machine without network answers at once: the Hub's host is resolved and connected to first (within the
+timeout; skipped behind an HTTPS proxy), and a host that does not resolve or connect is reported in one
+sentence without asking the client, whose retries took over 20 s. Each lookup is bounded by the timeout in
+total, and a miss (and an unreachable Hub) is remembered for the rest of the run: `check` on fifty files
+pays for it once.
+
 The client is imported only when a download is needed, so commands that never reach the Hub do not
 pay for it. Every failure becomes one sentence (`HubMiss.reason`) for the report.
 """
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -57,11 +65,68 @@ def timeout_s(env: Mapping[str, str] = os.environ) -> float:
     return DEFAULT_TIMEOUT_S
 
 
+_UNREACHABLE: dict[str, HubMiss] = {}  # endpoint -> why it cannot be reached, for the rest of the run
+_MISSES: dict[tuple[str, Optional[str], str], HubMiss] = {}  # (repo, revision, endpoint) -> the miss
+
+
 def download_config(repo_id: str, revision: Optional[str] = None) -> Downloaded | HubMiss:
-    """config.json (or params.json) of `repo_id` at `revision`, downloaded into the Hugging Face cache."""
+    """config.json (or params.json) of `repo_id` at `revision`, downloaded into the Hugging Face cache; within
+    timeout_s() in total, and a miss is given again without asking for the rest of the run."""
     if offline():
         return HubMiss("HF_HUB_OFFLINE is set, so the Hugging Face Hub was not asked")
     where = endpoint()
+    key = (repo_id, revision, where)
+    if key not in _MISSES:
+        got = _UNREACHABLE.get(where) or _bounded(repo_id, revision, where)
+        if isinstance(got, Downloaded):
+            return got
+        _MISSES[key] = got
+    return _MISSES[key]
+
+
+def _bounded(repo_id: str, revision: Optional[str], where: str) -> Downloaded | HubMiss:
+    """The download in a daemon thread, given up after the timeout (the client's own retries are not bounded)."""
+    box: list[Downloaded | HubMiss] = []
+    worker = threading.Thread(target=lambda: box.append(_reach_then_download(repo_id, revision, where)), daemon=True)
+    worker.start()
+    worker.join(timeout_s())
+    if box:
+        return box[0]
+    _UNREACHABLE[where] = HubMiss(f"the Hub ({where}) did not answer within {timeout_s():g} s; set HF_ENDPOINT for a "
+                                  "mirror, or HF_HUB_OFFLINE=1 to skip it")
+    return _UNREACHABLE[where]
+
+
+def _reach_then_download(repo_id: str, revision: Optional[str], where: str) -> Downloaded | HubMiss:
+    problem = _unreachable(where)
+    if problem is not None:
+        _UNREACHABLE[where] = HubMiss(f"the Hub ({where}) could not be reached: {problem}; set HF_ENDPOINT for a "
+                                      "mirror, or HF_HUB_OFFLINE=1 to skip it")
+        return _UNREACHABLE[where]
+    return _download(repo_id, revision, where)
+
+
+def _unreachable(where: str) -> Optional[str]:
+    """Why the endpoint's host cannot be reached from here (it does not resolve, or refuses or ignores a
+    connection within the timeout), or None. Behind an HTTPS proxy the proxy is the client's business."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(where)
+    if not parts.hostname or any(os.environ.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return f"its host name {parts.hostname} does not resolve here (no network or no DNS)"
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout_s()).close()
+    except OSError:
+        return f"{parts.hostname} port {port} did not accept a connection within {timeout_s():g} s"
+    return None
+
+
+def _download(repo_id: str, revision: Optional[str], where: str) -> Downloaded | HubMiss:
     client = _client()
     if client is None:
         return HubMiss("the huggingface_hub package is not installed (pip install huggingface_hub)")
@@ -143,9 +208,8 @@ def _miss(client: Any, err: Exception, repo_id: str, revision: Optional[str], wh
         return HubMiss(f"the Hub ({where}) answered HTTP {status} for {repo_id}", denied=status in (401, 403, 404))
     if isinstance(err, (errors.LocalEntryNotFoundError, OSError, TimeoutError)) \
             or "Timeout" in type(err).__name__ or "Connect" in type(err).__name__:
-        detail = " ".join(str(err).split())[:100]
-        return HubMiss(f"the Hub ({where}) could not be reached ({type(err).__name__}: {detail}; timeout "
-                       f"{timeout_s():g} s); set HF_ENDPOINT for a mirror, or HF_HUB_OFFLINE=1 to skip it")
+        return HubMiss(f"the Hub ({where}) could not be reached (no answer within {timeout_s():g} s); set HF_ENDPOINT "
+                       "for a mirror, or HF_HUB_OFFLINE=1 to skip it")
     return HubMiss(f"downloading config.json of {repo_id} from {where} failed: {type(err).__name__}")
 
 

@@ -10,7 +10,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `absent.<dest>` | true when the user set a flag this vLLM version does not accept |
 | `flag_versions.<dest>` | for an absent flag, the releases that have it ("0.6.3 to 0.17.1") |
 | `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
-| `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states the bound. The value then takes no part in any resolved value |
+| `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states or enforces the bound. The value then takes no part in any resolved value |
 | `key_error.<dest>`, `key_error_name.<dest>`, `key_error_value.<dest>`, `key_error_message.<dest>`, `key_error_config.<dest>` | when a key of the user's JSON option is one the release's config class refuses when vLLM builds its engine config (an unknown key, or a value of the wrong type; rules/flags `key_types`): what the key needs, the key, the value as JSON, pydantic's message as vLLM prints it, the class |
 | `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
@@ -22,8 +22,9 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
 | `env.<NAME>` | environment variables the vLLM process gets |
 | `placeholders` | number of unresolved placeholders |
-| `option.<dest>`, `spelling.<dest>` | for a flag the user set: the canonical option string (`--swap-space`) and the spelling the loader recorded |
+| `option.<dest>`, `spelling.<dest>`, `written.<dest>` | for a flag the user set: the canonical option string (`--swap-space`), the spelling the loader recorded, and the option in the form the user wrote it (`--no-enable-chunked-prefill`; otherwise the canonical one) |
 | `deprecated.<dest>` | true when the version's flag table registers the user's flag as deprecated (or its help says so) |
+| `unregistered.<dest>`, `registry_source.<dest>`, `registry_message.<dest>` | when the user's string is not in the registry the release checks the option against at start-up (rules/flags/_registries.json: quantization methods, ...): the release's values, where they and the check are in its source, and vLLM's message |
 | `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
 | `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
 | `compilation.<key>` | a key of the user's `--compilation-config` mapping as written (`cudagraph_capture_sizes`, `max_cudagraph_capture_size`, ...) |
@@ -37,7 +38,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .flagtable import flag_table
+from .flagtable import flag_table, registry_for
 from .resolve import ResolvedDeployment
 
 
@@ -86,9 +87,11 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     d = r.deployment
     out["model_name"] = d.model
     table = flag_table(r.version_tuple)
+    registries = not _newer_than_the_tables(d.context.vllm_version)
     for dest, flag in d.flags.items():
         out[f"option.{dest}"] = flag.option
         out[f"spelling.{dest}"] = flag.spelling
+        out[f"written.{dest}"] = written_option(flag.spelling, flag.option)
         spec = table.spec_for_dest(dest) if flag.in_version else None
         if spec is not None and (spec.get("deprecated") or spec.get("deprecated_in_help")):
             out[f"deprecated.{dest}"] = True
@@ -97,6 +100,8 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
             out[f"unlisted_value.{dest}"] = list(suggested)
         if isinstance(flag.value, list) and flag.value and all(isinstance(v, (int, float)) for v in flag.value):
             out[f"given_max.{dest}"] = max(flag.value)
+        if registries:
+            _registry_facts(dest, flag.value, r.version_tuple, out)
     for dest, flag in d.flags.items():
         value = _json_mapping(flag.value)
         if value is None:
@@ -105,6 +110,41 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         short = {"speculative_config": "spec.config.", "compilation_config": "compilation."}.get(dest)
         if short:
             _mapping_facts(value, short, out, depth=1)
+
+
+def _newer_than_the_tables(asked: Any) -> bool:
+    """A release newer than the newest table: its registries may hold values the newest one lacks."""
+    from ..errors import ReaderError
+    from ..versions import choose_version
+
+    try:
+        return bool(asked) and choose_version(str(asked)).span == "newer"
+    except (ReaderError, ValueError):  # a placeholder (`${VERSION}`): read as the newest table, said elsewhere
+        return False
+
+
+def _registry_facts(dest: str, value: Any, version: Any, out: dict[str, Any]) -> None:
+    """`unregistered.<dest>` (the release's values) when the user's string is not in the registry vLLM checks it against
+    at start-up, with the registry's source and vLLM's message for this value."""
+    registry = registry_for(dest, version) if isinstance(value, str) else None
+    name = {"lower": str.lower, "upper": str.upper}.get(registry["normalize"], str)(value) if registry else value
+    if registry is None or name in registry["values"] or name in registry.get("also", {}):
+        return
+    if registry.get("dotted") and "." in name:
+        return  # an import path ('module.Class') the release imports: not checkable here
+    values = registry["values"]
+    out[f"unregistered.{dest}"] = sorted([*values, *(v.lower() for v in registry.get("also", {}))])
+    out[f"registry_source.{dest}"] = f"{registry['src']}, refused at {registry['check']}"
+    out[f"registry_message.{dest}"] = registry["vllm_message"].format(value=name, values=values,
+                                                                       joined=", ".join(values))
+
+
+def written_option(spelling: str, option: str) -> str:
+    """The option as the user wrote it, in command-line form: `--no-enable-chunked-prefill` stays so (a YAML key
+    `no-enable-chunked-prefill:` becomes it), other spellings (`maxNumSeqs`, `-tp`, `--max_num_seqs`) keep the
+    canonical option the user meant."""
+    word = spelling.strip().rstrip(":").lstrip("-").replace("_", "-")
+    return f"--{word}" if word.startswith("no-") and word[3:] == option.lstrip("-") else option
 
 
 def _json_mapping(value: Any) -> Any:

@@ -7,6 +7,7 @@ is the file's data and not its launch. A file with no launch at all is bad input
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Optional
 
 from ..errors import ReaderError
@@ -39,10 +40,27 @@ def find_invocations(path: str, text: str, set_vars: dict[str, str]) -> list[Inv
         from ..logs.form import log_invocations
         return log_invocations(path, text)
     found, searched, kind = read_launches(text, path, set_vars, path)
+    if not found and kind == "makefile":
+        _raise_if_broken_yaml(text, path)
     if not found:
         raise ReaderError(f"no vLLM launch found in this {_KIND_WORDS.get(kind, kind)}: {searched}. "
                           f"vllm-reader reads {FORMS_HELP}.", file=path)
     return found
+
+
+def _raise_if_broken_yaml(text: str, path: Optional[str]) -> None:
+    """A YAML file with a stray tab looks like a Makefile's recipe: when nothing in it launches vLLM, and its other
+    lines read as YAML, its real problem is the YAML error (on its line), not a missing launch."""
+    tabbed = [ln for ln in text.splitlines() if ln.startswith("\t")]
+    as_keys = all(re.match(r"\s*[\w.-]+:(\s|$)", ln) for ln in tabbed)
+    if not _yaml_named(path) and not (as_keys and structured_yaml("\n".join(ln for ln in text.splitlines()
+                                                                         if "\t" not in ln))):
+        return
+    load_yaml_documents(text, path)  # raises the YAML error, naming the line
+
+
+def _yaml_named(path: Optional[str]) -> bool:
+    return bool(path) and str(path).lower().endswith((".yaml", ".yml"))
 
 
 def read_launches(text: str, path: Optional[str], set_vars: dict[str, str], name: Optional[str],

@@ -72,13 +72,53 @@ class FlagTable:
 def flag_table(version: VersionTuple) -> FlagTable:
     path = data_dir("rules") / "flags" / f"v{format_version(version)}.json"
     data = json.loads(path.read_text())
+    version = parse_version(data["version"])
     return FlagTable(
-        version=parse_version(data["version"]),
-        options=data["flags"],
+        version=version,
+        options=_with_runtime_bounds(data["flags"], version),
         positional=data.get("positional", {}),
         source=data.get("_source", ""),
         parsers=data.get("parsers", {}),
     )
+
+
+def _with_runtime_bounds(options: dict[str, dict[str, Any]], version: VersionTuple) -> dict[str, dict[str, Any]]:
+    """The table's options with the bounds rules/flags/_runtime_bounds.yaml states for this release (a start-up
+    failure no config class states), as `kind: runtime` bounds beside the ones read from the source."""
+    for entry in _runtime_bounds():
+        spec = options.get(entry["option"])
+        if spec is None or not _in_range(version, entry["versions"]):
+            continue
+        bound = {"op": entry["op"], "value": entry["value"], "kind": "runtime", "error": entry["error"],
+                 "message": entry["message"], "src": entry["src"]}
+        options[entry["option"]] = {**spec, "bounds": [*spec.get("bounds", []), bound]}
+    return options
+
+
+@lru_cache(maxsize=1)
+def _runtime_bounds() -> list[dict[str, Any]]:
+    import yaml
+
+    path = data_dir("rules") / "flags" / "_runtime_bounds.yaml"
+    return yaml.safe_load(path.read_text())["bounds"]
+
+
+def registry_for(dest: str, version: VersionTuple) -> Optional[dict[str, Any]]:
+    """The values vLLM checks `dest` against at start-up at this release, when argparse does not (the option has no
+    choices): {values, src, check, vllm_message}, from rules/flags/_registries.json (tools/import_registries.py);
+    None when the release's registry was not extracted."""
+    entry = _registries().get(dest)
+    release = entry["releases"].get(format_version(version)) if entry else None
+    spec = flag_table(version).spec_for_dest(dest)
+    if release is None or spec is None or spec.get("choices"):
+        return None
+    return {**release, "vllm_message": entry["vllm_message"], "normalize": entry.get("normalize")}
+
+
+@lru_cache(maxsize=1)
+def _registries() -> dict[str, Any]:
+    path = data_dir("rules") / "flags" / "_registries.json"
+    return json.loads(path.read_text())["registries"] if path.exists() else {}
 
 
 @dataclass(frozen=True)

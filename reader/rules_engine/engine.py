@@ -37,11 +37,12 @@ class _Fired:
 
 
 def check_resolved(resolved: Any, ruleset: RuleSet, config: Optional[str] = None,
-                   only: Optional[Iterable[str]] = None) -> Evaluated:
-    """Every active rule against one ResolvedDeployment; `only` limits it to some rule ids (tests)."""
+                   only: Optional[Iterable[str]] = None, extra_facts: Optional[dict[str, Any]] = None) -> Evaluated:
+    """Every active rule against one ResolvedDeployment; `only` limits it to some rule ids (tests); `extra_facts`
+    adds facts a later stage computed (`memory.*`: the capacity model's start-up verdict, for `check`)."""
     from ..config.facts import facts as fact_view
 
-    facts = fact_view(resolved)
+    facts = {**fact_view(resolved), **(extra_facts or {})}
     deployment = resolved.deployment
     label = config or deployment.source
     version = resolved.version_tuple

@@ -93,6 +93,7 @@ def example_finding(rule: Any) -> Optional[str]:
     from ..errors import ReaderError
     from .engine import check_resolved
     from .loader import RuleSet
+    from .run import startup_memory
 
     ex = rule.spec.example
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,7 +105,7 @@ def example_finding(rule: Any) -> Optional[str]:
                                                           gpu_count=ex.gpus, model=ex.model))
         except ReaderError as err:
             return f"(the example could not be read: {err.render()})"
-        result = check_resolved(resolved, RuleSet([rule]))
+        result = check_resolved(resolved, RuleSet([rule]), extra_facts=startup_memory(resolved))
     for f in result.findings:
         if f.rule_id == rule.id:
             return f.message

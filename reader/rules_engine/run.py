@@ -89,7 +89,7 @@ def check_files(configs: list[str], opts: CheckOptions, ruleset: Any = None) -> 
                                                         vllm_version_origin=None, engine=None, form=None,
                                                         rules_evaluated=0, error=err.render()))
             continue
-        result, mine, skips = _check_one(resolved, config, ruleset, only, ignored)
+        result, mine, skips = _check_one(resolved, config, ruleset, only, ignored, startup_memory(resolved))
         results.append(result)
         findings += mine
         skipped += skips
@@ -105,12 +105,27 @@ def check_deployment(resolved: Any, config: str, fail_on: str = "error") -> Any:
     return _report([result], findings, skipped, fail_on)
 
 
+def startup_memory(resolved: Any) -> dict[str, Any]:
+    """The capacity model's start-up verdict (`memory.*` facts), when the model and GPU are known and the values
+    can be modelled; otherwise none, and the memory rules are skipped as undecided."""
+    if resolved.model is None or resolved.gpu is None:
+        return {}
+    from ..capacity.api import compute_capacity
+    from ..capacity.startup import memory_facts
+    from ..pipeline import capacity_request
+
+    try:
+        return memory_facts(compute_capacity(capacity_request(resolved)))
+    except (ReaderError, ValueError, ZeroDivisionError):
+        return {}
+
+
 def _check_one(resolved: Any, config: str, ruleset: Any, only: Optional[list[str]],
-               ignored: set[str]) -> tuple[Any, list[Any], list[Any]]:
+               ignored: set[str], extra_facts: Optional[dict[str, Any]] = None) -> tuple[Any, list[Any], list[Any]]:
     from .engine import check_resolved
     from .findings import ConfigResult
 
-    evaluated = check_resolved(resolved, ruleset, config=config, only=only)
+    evaluated = check_resolved(resolved, ruleset, config=config, only=only, extra_facts=extra_facts)
     d = resolved.deployment
     result = ConfigResult.model_construct(
         config=config, status="checked", vllm_version=resolved.version,

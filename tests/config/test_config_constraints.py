@@ -33,13 +33,23 @@ def given(command: str, version: str = "0.32.0"):
 def test_the_tables_carry_each_releases_bounds_with_their_source(version, option, op, value):
     bounds = flag_table(tuple(int(x) for x in version.split("."))).options[option]["bounds"]
     assert {"op": op, "value": value} in [{"op": b["op"], "value": b["value"]} for b in bounds]
-    assert all(b["src"].startswith("vllm/config") for b in bounds)
+    assert all(b["src"].startswith("vllm/config") for b in bounds if b["kind"] != "runtime")
+    assert all(b["src"].startswith("vllm/") for b in bounds)  # runtime: where the release fails instead
 
 
 def test_a_release_without_the_bound_accepts_the_value():
-    # vLLM 0.11.0 had no bound on max_num_seqs in its config classes: a zero passes (it fails later, if at all)
-    assert "bounds" not in flag_table((0, 11, 0)).options["--max-num-seqs"]
-    assert given("vllm serve m --max-num-seqs 0", "0.11.0")["max_num_seqs"].out_of_bounds is None
+    # vLLM 0.7.3 (V0 engine) had no bound on max_num_seqs in its config classes, and none is known to fail it later
+    assert "bounds" not in flag_table((0, 7, 3)).options["--max-num-seqs"]
+    assert given("vllm serve m --max-num-seqs 0", "0.7.3")["max_num_seqs"].out_of_bounds is None
+
+
+@pytest.mark.parametrize("version", [(0, 8, 5), (0, 10, 1), (0, 11, 0)])
+def test_a_bound_vllm_enforces_only_by_failing_is_merged_with_its_source(version):
+    # rules/flags/_runtime_bounds.yaml: no Field(ge=1) before 0.11.2, but a V1 worker cannot size its buffers
+    bounds = flag_table(version).options["--max-num-seqs"]["bounds"]
+    assert [(b["op"], b["value"], b["kind"]) for b in bounds] == [("ge", 1, "runtime")]
+    assert "gpu_input_batch.py" in bounds[0]["src"]
+    assert given("vllm serve m --max-num-seqs -8", ".".join(map(str, version)))["max_num_seqs"].out_of_bounds
 
 
 def test_a_value_out_of_bounds_is_kept_and_marked_with_vllms_message():

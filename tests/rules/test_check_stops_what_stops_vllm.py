@@ -1,0 +1,97 @@
+"""`check`, the CI gate, stops what stops vLLM at start-up (issue 22): memory that does not fit, the spelling
+the user wrote, a broken YAML named as one. A launch that would start is never blocked: near the memory
+limit the gate warns and states the margin."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from _rules_helpers import check_text, fired, run_cli, write
+
+LLAMA_8B = "model: meta-llama/Llama-3.1-8B-Instruct\n"
+
+
+def test_llama_8b_at_its_default_context_on_one_l4_would_not_start(tmp_path):
+    # vLLM: "To serve at least one request with the model's max seq len (131072), 16.00 GiB KV cache is needed"
+    report = check_text(tmp_path, LLAMA_8B, name="serve.yaml", gpu="L4")
+    assert report.summary.exit_code == 1
+    finding = next(f for f in report.findings if f.rule_id == "VR417")
+    assert finding.severity == "error"
+    assert "131072" in finding.message and "16 GiB" in finding.message and "would not start" in finding.message
+    assert "estimated maximum model length is" in finding.message  # vLLM's own sentence
+    assert "--max-model-len to at most" in finding.fix
+
+
+def test_check_diagnose_and_capacity_agree_on_the_memory_refusal(tmp_path):
+    path = write(tmp_path, "serve.yaml", LLAMA_8B)
+    codes = [run_cli([cmd, path, "--gpu", "L4"])[0] for cmd in ("check", "capacity")]
+    assert codes == [1, 1]
+
+
+def test_the_same_model_on_an_h100_passes(tmp_path):
+    report = check_text(tmp_path, LLAMA_8B, name="serve.yaml", gpu="H100")
+    assert not {"VR417", "VR418", "VR419"} & fired(report)
+    assert report.summary.exit_code == 0
+
+
+def test_weights_that_do_not_fit_the_gpu_at_all_are_an_error(tmp_path):
+    report = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-70B-Instruct\n", gpu="L4")
+    finding = next(f for f in report.findings if f.rule_id == "VR418")
+    assert finding.severity == "error" and report.summary.exit_code == 1
+    assert "nothing is left for the KV cache" in finding.message
+
+
+def test_near_the_limit_is_a_warning_that_states_the_margin(tmp_path):
+    # the capacity model estimates 25,408 tokens fit on an L4; vLLM 0.32.0 measured 30,224 (the issue's log):
+    # a length between them must not be blocked
+    report = check_text(tmp_path, LLAMA_8B + "max-model-len: 29000\n", name="serve.yaml", gpu="L4")
+    assert fired(report, "error") == set()
+    finding = next(f for f in report.findings if f.rule_id == "VR419")
+    assert finding.severity == "warning" and "margin -0.44 GiB" in finding.message
+    assert report.summary.exit_code == 0
+
+
+def test_a_kv_cache_size_given_in_bytes_is_exact_so_a_small_shortfall_is_an_error(tmp_path):
+    text = LLAMA_8B + "max-model-len: 32768\nkv-cache-memory-bytes: 3G\n"  # 4 GiB needed, 3 GiB given
+    report = check_text(tmp_path, text, name="serve.yaml", version="0.32.0", gpu="L4")
+    finding = next(f for f in report.findings if f.rule_id == "VR417")
+    assert "short by 1 GiB" in finding.message and "margin is 0 GiB" in finding.message
+
+
+def test_an_assumed_gpu_never_fails_the_gate_on_memory(tmp_path):
+    report = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-70B-Instruct\n")
+    assert "VR420" in fired(report, "info")
+    assert not {"VR417", "VR418", "VR419"} & fired(report)
+
+
+def test_a_negated_flag_the_release_lacks_is_named_as_written(tmp_path):
+    report = check_text(tmp_path, "vllm serve meta-llama/Llama-3.1-8B --no-enable-chunked-prefill\n",
+                        version="0.6.3", gpu="H100")
+    finding = next(f for f in report.findings if f.rule_id == "VR101")
+    assert "does not accept --no-enable-chunked-prefill" in finding.message
+
+
+def test_a_yaml_with_a_stray_tab_is_a_yaml_error_on_its_line(tmp_path):
+    text = LLAMA_8B + "max-model-len: 4096\n\tgpu-memory-utilization: 0.9\n"
+    report = check_text(tmp_path, text, name="serve.yaml", gpu="H100")
+    assert report.summary.exit_code == 2
+    error = report.configs[0].error
+    assert "malformed YAML" in error and ":3:" in error and "tab" in error
+    assert "no vLLM launch found" not in error
+
+
+def test_a_makefile_without_a_launch_is_still_called_one(tmp_path):
+    report = check_text(tmp_path, "all:\n\techo hi\n", name="Makefile")
+    assert "no vLLM launch found in this Makefile" in report.configs[0].error
+
+
+def test_the_memory_verdict_keeps_check_light(tmp_path):
+    # the gate starts on every commit: sizing memory must not pull in numpy (the simulator's and fits' library)
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "serve.yaml", LLAMA_8B)
+    code = ("import sys; from reader.commands.check_fast import fast_check; "
+            f"rc = fast_check([{path!r}, '--gpu', 'L4']); print(rc, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(Path(__file__).resolve().parents[2]))
+    assert out.stdout.split()[-2:] == ["1", "False"], out.stdout + out.stderr
