@@ -156,7 +156,8 @@ class SilentHub:
 
 @pytest.mark.parametrize("env_key", ["VLLM_READER_HUB_TIMEOUT", "HF_HUB_ETAG_TIMEOUT"])
 def test_a_hub_that_never_answers_is_given_up_after_the_timeout_with_one_request(tmp_path, monkeypatch, env_key):
-    # The README: "one request, not retried, that times out after 10 s (VLLM_READER_HUB_TIMEOUT ... change it)".
+    # The README: "at most 10 s in total (VLLM_READER_HUB_TIMEOUT ... change it) ... one metadata request that is not
+    # retried".
     # Retried the client's way (five retries, waits of 1 to 8 s) this would take about 24 s and six connections.
     from reader.catalog import hub
 
@@ -172,6 +173,6 @@ def test_a_hub_that_never_answers_is_given_up_after_the_timeout_with_one_request
         elapsed = time.monotonic() - start
     finally:
         silent.close()
-    assert isinstance(miss, hub.HubMiss) and "could not be reached" in miss.reason and "timeout 1 s" in miss.reason
+    assert isinstance(miss, hub.HubMiss) and "did not answer within 1 s" in miss.reason
     assert 0.9 < elapsed < 3, elapsed
-    assert len(silent.held) == 1
+    assert len(silent.held) <= 2  # the reachability probe, then one request: never the client's retries
