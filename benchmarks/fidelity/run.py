@@ -111,13 +111,47 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--max-concurrency", type=int, default=64)
     ap.add_argument("--aiconfigurator", default=str(AIC), help="aiconfigurator's predictions (benchmarks/fidelity/aic.py)")
     ap.add_argument("-o", "--output")
+    ap.add_argument("--readme", action="store_true", help="print the README's table (the shipped profiles' errors)")
     args = ap.parse_args(argv)
+    if args.readme:
+        print("\n".join(readme_rows(args.aiconfigurator)))
+        return 0
     runs = read_published(args.runs, args.max_concurrency)[::args.every]
     text = render(replay_all(runs, read_aic(args.aiconfigurator)), Path(args.runs).name)
     if args.output:
         Path(args.output).write_text(text)
     sys.stdout.write(text)
     return 0
+
+
+
+def readme_rows(aic_path: str = str(AIC)) -> list[str]:
+    """The README's table of the shipped profiles' recorded replay errors (from their fit points, which
+    `calibrate --published` writes), beside aiconfigurator's on the runs it predicted too: overall, then per
+    (GPU, TP). tests/calibration/test_fidelity_published.py checks that the README holds exactly these rows."""
+    from reader.calibration.profile import PUBLISHED_DIR, read_profile
+
+    runs = {r.label: r for r in read_published(DEV_SPLIT, 64)}
+    aic = read_aic(aic_path)
+    ours: dict = defaultdict(lambda: defaultdict(list))
+    pair: dict = defaultdict(lambda: defaultdict(list))
+    for path in sorted(PUBLISHED_DIR.glob("*.yaml")):
+        for p in read_profile(path).fit.points:
+            run = runs[p.source]
+            theirs = (aic.get(p.source) or {}).get(p.metric.replace("mean_", ""))
+            for key in ("all runs", f"{run.gpu} TP{run.tp}"):
+                ours[key][p.metric].append(abs(p.error_pct))
+                if theirs is not None:
+                    pair[key][p.metric].append((abs(p.error_pct), abs(100.0 * (theirs / p.measured - 1.0))))
+    rows = []
+    for key in ["all runs"] + sorted(k for k in ours if k != "all runs"):
+        cells = [f"{median(ours[key][m]):.1f}%" for m in ("mean_tpot_ms", "mean_ttft_ms")]
+        for m in ("mean_tpot_ms", "mean_ttft_ms"):
+            both = pair[key][m]
+            cells.append(f"{median(a for a, _ in both):.1f}% / {median(b for _, b in both):.1f}%" if both else "-")
+        rows.append(f"| {key} | {len(ours[key]['mean_tpot_ms'])} | {cells[0]} | {cells[1]} | "
+                    f"{len(pair[key]['mean_tpot_ms'])} | {cells[2]} | {cells[3]} |")
+    return rows
 
 
 if __name__ == "__main__":

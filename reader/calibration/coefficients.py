@@ -25,11 +25,13 @@ MEANING = {
     "link_eff": "fraction of the per-direction interconnect rate ring all-reduce reaches",
     "allreduce_latency_per_peer_s": "fixed time one tensor-parallel all-reduce adds per GPU beyond the first "
                                     "(the collective's synchronisation grows with the ranks), seconds",
+    "alltoall_latency_s": "fixed time of one expert-parallel token exchange (dispatch or combine, two per MoE layer), "
+                          "seconds",
     "moe_gemm_eff": "fraction of the dense GEMM efficiencies the routed experts' grouped GEMMs reach",
     "response_latency_s": "time from the engine emitting a token to the client reading it (detokenization, the API "
                           "server's output path, the stream): shifts every latency the client measures, seconds",
-    "lowbit_memory_eff": "fraction of the weight-streaming efficiency kept by weights below 8 bits (dequantizing "
-                         "kernels: Marlin, NVFP4, MXFP4)",
+    "lowbit_memory_eff": "fraction of the weight-streaming efficiency kept by weight-only formats below 8 bits "
+                         "(kernels that dequantize as they stream: Marlin int4, AWQ, GPTQ, MXFP4 on W4A16 paths)",
     "overlap_p": "soft-max exponent joining device time and eager launch time (1 = they add, as on a CPU)",
     "attn_cta_gbps": "KV streaming rate of one (sequence, KV head) attention block without split-KV, GB/s",
     "host_overhead_s": "host time per engine step outside the model (scheduling, input preparation), seconds",
@@ -65,6 +67,7 @@ class StepTimeCoefficients:
     moe_gemm_eff: float = 1.0
     lowbit_memory_eff: float = 1.0
     response_latency_s: float = 0.0
+    alltoall_latency_s: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ WEIGHTS = {"mean_tpot_ms": 1.0, "mean_ttft_ms": 0.5}
 COMM = (Free("allreduce_latency_s", 1e-6, 1e-4, 8e-6, log=True),
         Free("allreduce_latency_per_peer_s", 1e-8, 3e-5, 1e-6, log=True))
 MOE = Free("moe_gemm_eff", 0.1, 1.0, 0.6)
+ALLTOALL = Free("alltoall_latency_s", 1e-7, 2e-4, 1e-5, log=True)
 LOWBIT = Free("lowbit_memory_eff", 0.1, 1.0, 0.7)
 HOST = Free("host_overhead_s", 1e-5, 5e-3, 5e-4, log=True)
 RESPONSE = Free("response_latency_s", 1e-4, 0.3, 0.02, log=True)
@@ -69,13 +70,15 @@ def unfitted(cases: list[Case], measured_steps: bool) -> list[str]:
 def _terms(cases: list[Case], measured_steps: bool) -> list[tuple[Optional[Free], str]]:
     tps = {c.run.tp for c in cases if c.run.tp > 1}
     moe = any(c.resolved.require_model().moe is not None for c in cases)
-    lowbit = any(c.run.precision in ("int4", "fp4") for c in cases)
+    lowbit = any(c.run.precision == "int4" for c in cases)  # weight-only: W4A4 fp4 runs on its own tensor cores
+    ep = any(c.run.ep for c in cases)
     out: list[tuple[Optional[Free], str]] = [(HOST, ""), (RESPONSE, "")]
     out.append((COMM[0], "") if tps else (None, "allreduce_latency_s: no run with tensor parallelism"))
     out.append((COMM[1], "") if len(tps) > 1 else
                (None, "allreduce_latency_per_peer_s: the runs have fewer than two tensor-parallel sizes above 1"))
     out.append((MOE, "") if moe else (None, "moe_gemm_eff: no run of a mixture-of-experts model"))
-    out.append((LOWBIT, "") if lowbit else (None, "lowbit_memory_eff: no run with weights below 8 bits"))
+    out.append((ALLTOALL, "") if ep else (None, "alltoall_latency_s: no run with expert parallelism"))
+    out.append((LOWBIT, "") if lowbit else (None, "lowbit_memory_eff: no run with weight-only weights below 8 bits"))
     if measured_steps:
         out.append((None, "gemm_memory_eff, gemm_compute_eff: kept from the measured steps of this GPU type"))
     else:
@@ -156,13 +159,12 @@ def report(points: list[tuple[str, dict[str, float], dict[str, Optional[float]]]
                 fit_points.append(FitPoint(source=label, metric=metric, measured=round(m[metric], 4),
                                            predicted=round(p[metric], 4),
                                            error_pct=round(100.0 * (p[metric] / m[metric] - 1.0), 2)))
-    warnings = [f"not fitted, {why}" for why in not_fitted or []]
-    warnings += [f"{label}: not replayed ({why})" for label, why in [s.split("\t", 1) for s in skipped]]
+    warnings = [f"{label}: not replayed ({why})" for label, why in [s.split("\t", 1) for s in skipped]]
     return FitReport(evidence="published", method="bounded Nelder-Mead on a steady-state account of each "
                      "closed-loop run (fit_published.py); errors from the full replay",
                      free=[f.name for f in free], iterations=result.iterations if result else 0,
                      converged=bool(result.converged) if result else True, loss=round(result.loss, 6) if result else 0.0,
-                     errors=errors, points=fit_points, warnings=warnings)
+                     errors=errors, points=fit_points, warnings=warnings, not_fitted=list(not_fitted or []))
 
 
 def coefficients_of(base: CalibrationProfile, values: dict[str, float], free: list[Free], source: str

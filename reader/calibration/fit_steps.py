@@ -54,6 +54,7 @@ FIXED = {
                                           "profile says so)"),
     "moe_gemm_eff": (1.0, "neutral (the measured model is dense)"),
     "lowbit_memory_eff": (1.0, "neutral (the measured weights are bf16)"),
+    "alltoall_latency_s": (0.0, "neutral (one GPU measured: no expert parallelism)"),
     "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),
 }
 

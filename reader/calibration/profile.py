@@ -103,6 +103,8 @@ class FitReport(_Strict):
     points: list[FitPoint] = Field(default_factory=list)
     # what the results themselves say about how far to trust the fit (calibration/delivery.py)
     warnings: list[str] = Field(default_factory=list)
+    # terms the evidence could not tell apart, each with why (they keep the base profile's values)
+    not_fitted: list[str] = Field(default_factory=list)
 
     def error_of(self, metric: str) -> Optional[MetricError]:
         return next((e for e in self.errors if e.metric == metric and not e.held_out), None)
@@ -269,8 +271,9 @@ def dump_profile(profile: CalibrationProfile) -> str:
     import yaml
 
     data = profile.model_dump(mode="json", exclude_none=True)
-    if not data["fit"].get("warnings"):
-        data["fit"].pop("warnings", None)  # a fit with nothing to say leaves no empty list behind
+    for key in ("warnings", "not_fitted"):  # a fit with nothing to say leaves no empty list behind
+        if not data["fit"].get(key):
+            data["fit"].pop(key, None)
     header = (f"# {KIND} (written by vllm-reader calibrate; see reader/calibration/profile.py for the layout).\n"
               f"# Regenerate rather than edit: the fit's errors below describe the coefficients as written.\n")
     return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=110, allow_unicode=True)

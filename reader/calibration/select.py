@@ -215,7 +215,8 @@ def use_of(profile: Optional[CalibrationProfile], path: Optional[str], chosen: s
         fitted_on=f"{profile.fitted_on.model} on {profile.fitted_on.device}",
         device_stands_in=profile.device is not None, fit_metric=err.metric if err else None,
         fit_median_abs_pct=err.median_abs_pct if err else None, fit_max_abs_pct=err.max_abs_pct if err else None,
-        extrapolated=extrapolated, fit_warnings=len(profile.fit.warnings),
+        extrapolated=extrapolated,
+        fit_warnings=0 if profile.fit.evidence == "published" else len(profile.fit.warnings),
         published_error=_published_error(profile))
 
 
@@ -225,8 +226,9 @@ def _published_error(profile: CalibrationProfile) -> Optional[str]:
     names = {"mean_tpot_ms": "mean TPOT", "mean_ttft_ms": "mean TTFT"}
     parts = [f"{names.get(e.metric, e.metric)} median {e.median_abs_pct:.1f}% (worst {e.max_abs_pct:.0f}%)"
              for e in profile.fit.errors]
+    skipped = len(profile.fit.warnings)  # runs the replay could not start (fit.warnings says why)
     return (f"{', '.join(parts)} over {profile.fit.errors[0].points} published real-vLLM runs on "
-            f"{profile.fitted_on.device}")
+            f"{profile.fitted_on.device}" + (f" ({skipped} more not replayed: fit.warnings)" if skipped else ""))
 
 
 class StepTimeChoice(BaseModel):

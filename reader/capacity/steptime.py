@@ -73,7 +73,7 @@ class StepTimeModel:
             raise ReaderError("tp and pp must be >= 1", key="tp")
         if model.num_attention_heads % tp:
             raise ReaderError(f"{model.num_attention_heads} heads not divisible by --tp {tp}", key="tp")
-        self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        self.model, self.gpu, self.tp, self.pp, self.ep = model, gpu, tp, pp, ep
         self.cal = cal = calibration or default_calibration(gpu.id)
         self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
         self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep)
@@ -164,7 +164,8 @@ class StepTimeModel:
     def _memory_eff(self, bits: float) -> float:
         """Weight-streaming efficiency of a GEMM whose weights have `bits` bits: below 8 bits the kernel
         dequantizes as it streams."""
-        return self.cal.gemm_memory_eff * (self.cal.lowbit_memory_eff if bits < 7.5 else 1.0)
+        weight_only = bits < 7.5 and not self.wfmt.fp4_compute
+        return self.cal.gemm_memory_eff * (self.cal.lowbit_memory_eff if weight_only else 1.0)
 
     def _allreduce_latency(self) -> float:
         """Fixed seconds of one all-reduce over this replica's TP group."""
@@ -197,9 +198,19 @@ class StepTimeModel:
             reduces = L - kinds["none"] + dense_layers + moe_layers
             ar = reduces * (self._allreduce_latency() + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
             ar = np.where(M > 0, ar, 0.0)
+        if self.ep > 1 and moe_layers:
+            ar = ar + moe_layers * self._alltoall(M)
         if self.pp > 1:
             ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)
         return {"linear": attn_proj + mlp, "elementwise": elem, "moe": moe, "allreduce": ar}
+
+    def _alltoall(self, M: np.ndarray) -> np.ndarray:
+        """Seconds of one MoE layer's expert-parallel exchange: tokens out to the experts' GPUs and back (two
+        collectives), each token's hidden state to the (ep-1)/ep of its top-k experts held elsewhere."""
+        moe, m = self.shapes.moe, self.model
+        assert moe is not None
+        nbytes = M * self.moe_factor * m.hidden_size * self.wfmt.act_bytes * moe.top_k * (self.ep - 1) / self.ep
+        return np.where(M > 0, 2 * (self.cal.alltoall_latency_s + nbytes / self.link_bw), 0.0)
 
     def _moe_time(self, M: np.ndarray) -> np.ndarray:
         moe, cal = self.shapes.moe, self.cal

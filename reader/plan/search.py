@@ -278,10 +278,12 @@ class Planner:
     def _finish(self, st: _ShapeState, states: list[_ShapeState]) -> None:
         st.done = True
         res = st.result
-        if st.hi is not None:
+        cannot_beat = self._cannot_beat(st, states)
+        # a bracket left open (fewer replicas untried) is only a fewest count when nothing cheaper was found
+        if st.hi is not None and (st.hi - st.lo <= 1 or not cannot_beat):
             res.replicas = st.hi
             return
-        if self._cannot_beat(st, states):
+        if cannot_beat:
             res.outcome = "not_cheaper"
             res.reason = "another shape of this GPU type meets the SLOs with as few GPUs or fewer"
             return

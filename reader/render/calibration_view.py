@@ -63,6 +63,9 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None, n
     if held:
         lines += ["", "held-out files (predicted, not fitted):"] + [_error_line(e) for e in held]
         lines += ["", point_table(p for p in fit.points if p.held_out and p.metric in KEY_METRICS)]
+    if fit.not_fitted:
+        lines += ["", "not fitted (the evidence cannot tell them apart; the base profile's values):"] + [
+            f"  {why}" for why in fit.not_fitted]
     if fit.warnings:
         lines += ["", "warnings (what the results say about the fit):"] + [f"  {w}" for w in fit.warnings]
     notes = list(notes)

@@ -34,9 +34,14 @@ def h200_profile(tmp_path: Path, **fitted_on) -> Path:
 
 
 def test_reports_name_the_shipped_calibration_by_default():
+    """A GPU type with published runs gets its own profile and its measured error; another gets the H200 steps'
+    profile, said to be extrapolated."""
     result = run("simulate", str(H200_8B), "--workload", SMALL, "--modes", "chunked")
+    assert "calibration profile 'h100-sxm' (the shipped default" in result.stdout
+    assert "published real-vLLM runs on H100-SXM" in result.stdout and "extrapolated" not in result.stdout
+    result = run("simulate", str(H200_8B), "--gpu", "A100-80GB-SXM", "--workload", SMALL, "--modes", "chunked")
     assert "calibration profile 'h200-sxm' (the shipped default" in result.stdout
-    assert "H100-SXM is extrapolated from its datasheet peaks" in result.stdout
+    assert "A100-80GB-SXM is extrapolated from its datasheet peaks" in result.stdout
 
 
 @pytest.mark.parametrize("change, words", [

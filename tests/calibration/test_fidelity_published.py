@@ -18,6 +18,17 @@ DEV = ROOT / "fixtures" / "gpu" / "silicon" / "vllm_silicon_dev.csv"
 GPUS = ("h100-sxm", "h200-sxm", "b200", "b300")
 
 
+def _harness():
+    """benchmarks/fidelity/run.py as a module (it is a script, not part of the package)."""
+    import sys
+
+    spec = importlib.util.spec_from_file_location("fidelity_run", ROOT / "benchmarks" / "fidelity" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being defined
+    spec.loader.exec_module(module)
+    return module
+
+
 def _points() -> dict[str, dict[str, tuple[float, float]]]:
     """run label -> metric -> (measured, predicted), over every shipped published profile."""
     out: dict[str, dict[str, tuple[float, float]]] = {}
@@ -61,29 +72,35 @@ def test_mean_tpot_is_within_the_bounds_the_readme_states():
     overall = _abs_errors("mean_tpot_ms", [r.label for r in runs])
     assert len(overall) >= 500
     print(f"\nmean TPOT median |error| {median(overall):.1f}% over {len(overall)} runs")
-    assert median(overall) <= 12.0
+    assert median(overall) <= 10.5  # the README: 10.1%, against the issue's bar of 10%
     for gpu in {r.gpu for r in runs}:
         for tp in sorted({r.tp for r in runs if r.gpu == gpu}):
             group = _abs_errors("mean_tpot_ms", [r.label for r in runs if r.gpu == gpu and r.tp == tp])
             print(f"  {gpu} TP{tp}: {median(group):.1f}% ({len(group)} runs)")
-            assert median(group) <= 40.0, (gpu, tp)
+            if len(group) > 1:  # the README: within 20% in every group of more than one run but B200 TP8 (20.6%)
+                assert median(group) <= (21.0 if (gpu, tp) == ("B200", 8) else 20.0), (gpu, tp)
 
 
 def test_mean_ttft_is_within_the_bounds_the_readme_states():
     runs = read_published(DEV, max_concurrency=64)
     overall = _abs_errors("mean_ttft_ms", [r.label for r in runs])
     print(f"\nmean TTFT median |error| {median(overall):.1f}% over {len(overall)} runs")
-    assert median(overall) <= 45.0
+    assert median(overall) <= 28.0  # the README: 27.3%
 
 
 @pytest.mark.slow
 def test_the_harness_prints_the_table_per_group(capsys):
-    spec = importlib.util.spec_from_file_location("fidelity_run", ROOT / "benchmarks" / "fidelity" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _harness()
     assert module.main([str(DEV), "--every", "40"]) == 0
     out = capsys.readouterr().out
     print(out)
     assert "### Per (GPU, TP)" in out and "### Five worst runs" in out and "### Assumed where the source" in out
     overall = re.search(r"\| all \| (\d+) \| ([\d.]+)% \| [\d.]+% \| ([\d.]+)% \|", out)
     assert overall and int(overall.group(1)) >= 10
+
+
+def test_the_readme_table_is_the_shipped_profiles_recorded_errors():
+    module = _harness()
+    readme = (ROOT / "README.md").read_text()
+    for row in module.readme_rows():
+        assert row in readme, f"README is stale: python benchmarks/fidelity/run.py --readme prints\n{row}"

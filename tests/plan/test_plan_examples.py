@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {
     "llama-3.1-8b-h100-chat.yaml": [],
     "llama-3.1-8b-l40s-16-seqs.sh": [],
-    "llama-3.1-70b-2xa100-long-context.yaml": ["--slo-itl-p99", "60", "--slo-ttft-p99", "3000"],
+    # 80 ms: on H100s (their published-runs profile) the 70B's long contexts take at least 68 ms ITL P99 within 8 GPUs
+    "llama-3.1-70b-2xa100-long-context.yaml": ["--slo-itl-p99", "80", "--slo-ttft-p99", "3000"],
     # vLLM 0.10.0 refuses the config's draft model: the plan searches speculative decoding itself.
     "llama-3.1-8b-draft-model-v0.10.sh": ["--vary", "speculative_config", "--slo-itl-p99", "40"],
     "mistral-7b-h100-unchunked-rag.yaml": [],
