@@ -30,7 +30,7 @@ def _recorded(version: str):
 def test_check_agrees_with_the_real_vllm(version, request):
     venv = request.getfixturevalue("vllm_032" if version == "0.32.0" else "vllm_018")
     recorded, then = _recorded(version)
-    fresh = generate(FRESH, SEEDS[version], options_for(version))
+    fresh = generate(FRESH, SEEDS[version], options_for(version), version)
     now = vllm_verdicts(venv, recorded + fresh)
     changed = [c["id"] for c in recorded if now[c["id"]]["verdict"] != then[c["id"]]["verdict"]]
     assert not changed, f"vLLM {version} no longer says what fixtures/differential recorded for {changed[:10]}: re-record"

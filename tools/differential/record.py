@@ -31,7 +31,7 @@ def main() -> None:
     venv = venv_for(args.version)
     if venv is None:
         sys.exit(f"no vLLM {args.version} environment: eval \"$(bash tools/vllm_env.sh {args.version})\" first")
-    configs = generate(args.count, args.seed, options_for(args.version))
+    configs = generate(args.count, args.seed, options_for(args.version), args.version)
     verdicts = vllm_verdicts(venv, configs)
     header = {"vllm": args.version, "seed": args.seed, "count": args.count, "model": "fixtures/live/tiny-llama",
               "recorded_with": "tools/differential/record.py (the vLLM CPU build from tools/vllm_env.sh; its parser, "
