@@ -88,8 +88,8 @@ VALUES: dict[str, tuple[list[Any], list[Any]]] = {
                               "backend-bad", "level", "sizes-text", "cache-format"]),
     "--attention-config": ([{"backend": "FLASH_ATTN"}], []),
     # names outside every release's quantization registry (rules/flags/_registries.json): formats rather than
-    # methods and plausible misspellings of real ones. Real methods are not drawn: the tiny model has no quantized
-    # weights, and the CPU build refuses most methods for its platform, which `check` does not model.
+    # methods and plausible misspellings of real ones. With a release given, STRING_OPTIONS also draws the
+    # release's real methods (on unquantized models: rules/differential, quantization-without-checkpoint-config).
     "--quantization": ([], ["int4", "fp4", "awq-marlin", "FP8", "gptq_marlin24", "compressed_tensors", "nf4"]),
     "--attention-backend": (["FLASH_ATTN"], []),
     "--enable-auto-tool-choice": ([True], []),

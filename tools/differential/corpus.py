@@ -42,10 +42,38 @@ def corpus_files() -> list[Path]:
 
 
 def shipped_config(model: Optional[str]) -> Optional[Path]:
+    """The shipped config.json of `model`: its catalog folder (reader/catalog/models/ORG/NAME), else a local
+    path's or a Hugging Face cache folder's last part by name (`/models/Qwen2.5-0.5B-Instruct`,
+    `models--Qwen--Qwen1.5-7B-Chat`), else the same model without a suffix that leaves config.json as it is
+    (`-Instruct` of Llama 3.1, a dated `-0528`): SUBSTITUTES."""
     if not model:
         return None
     path = CATALOG / model.strip("/") / "config.json"
-    return path if path.is_file() else None
+    if path.is_file():
+        return path
+    name = model.rstrip("/").split("/")[-1]
+    if name.startswith("models--"):
+        name = name.split("--")[-1]
+    name = SUBSTITUTES.get(name, name)
+    found = [p for p in CATALOG.glob("*/*/config.json") if p.parent.name.lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
+
+
+# the catalog's folder for a model it lacks whose config.json differs only in what start-up never reads
+# (generation ids, a date): Llama-3.1-8B-Instruct ships Llama-3.1-8B's architecture, DeepSeek-R1-0528 R1's
+SUBSTITUTES = {"Llama-3.1-8B-Instruct": "Llama-3.1-8B", "Meta-Llama-3.1-8B-Instruct": "Llama-3.1-8B",
+               "DeepSeek-R1-0528": "DeepSeek-R1", "Llama-3.2-1B-Instruct": "Llama-3.2-1B"}
+
+
+def index_model(name: str) -> Optional[str]:
+    """The model fixtures/corpus/INDEX.yaml names for a `--config` file that holds none (a recipe's YAML, served
+    as `vllm serve MODEL --config FILE`): the first word of its `model`."""
+    import yaml
+
+    for entry in yaml.safe_load((CORPUS / "INDEX.yaml").read_text())["files"]:
+        if entry["file"] == name and entry.get("model"):
+            return str(entry["model"]).split()[0].rstrip(";")
+    return None
 
 
 def vllm_item(path: Path) -> dict[str, Any]:
@@ -60,9 +88,9 @@ def vllm_item(path: Path) -> dict[str, Any]:
         inv = find_invocations(str(path), read_text(str(path)), {})[0]
     except Exception as exc:  # check calls the file bad input: vLLM gets nothing to run
         return {"skip": f"no launch: {str(exc).splitlines()[0][:200]}"}
-    config = shipped_config(dep.model)
+    config = shipped_config(dep.model or index_model(path.name))
     if config is None:
-        return {"skip": f"no shipped config.json for the model {dep.model!r}"}
+        return {"skip": f"no shipped config.json for the model {dep.model or index_model(path.name)!r}"}
     if any(t.unresolved for t in inv.tokens):
         return {"skip": "a placeholder the file never sets: "
                         + ", ".join(sorted({u for t in inv.tokens for u in t.unresolved}))}
@@ -140,7 +168,7 @@ def check_verdict(name: str, version: str) -> dict[str, Any]:
 
     path = CORPUS / name
     try:
-        model = shipped_config(load_deployment(str(path)).model)
+        model = shipped_config(load_deployment(str(path)).model or index_model(name))
     except Exception:
         model = None
     report = check_files([str(path)], CheckOptions(vllm_version=version, model=str(model) if model else None))
