@@ -1,7 +1,7 @@
 """Record the real vLLM's verdicts on random configs, for the default suite to replay offline.
 
     eval "$(bash tools/vllm_env.sh all)"
-    PYTHONPATH=tools python -m differential.record 0.32.0 --count 400 --seed 323
+    PYTHONPATH=tools python -m differential.record 0.32.0 --count 400 --seed 618
 
 writes fixtures/differential/vllm-<version>.jsonl: a header line (release, seed, count, how it was made), then
 one line per config: the config (tools/differential/configs.py) and vLLM's verdict (tools/differential/driver.py).
