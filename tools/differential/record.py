@@ -25,8 +25,8 @@ def fixture_path(version: str):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("version")
-    ap.add_argument("--count", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--count", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=618)  # the recorded seed: proves every rule the suite requires
     args = ap.parse_args()
     venv = venv_for(args.version)
     if venv is None:
