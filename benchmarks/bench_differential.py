@@ -35,7 +35,7 @@ def main() -> None:
     if venv is None:
         sys.exit(f"no vLLM {args.version} environment: eval \"$(bash tools/vllm_env.sh {args.version})\" first")
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
-    configs = generate(args.count, seed, options_for(args.version))
+    configs = generate(args.count, seed, options_for(args.version), args.version)
     t0 = time.perf_counter()
     verdicts = vllm_verdicts(venv, configs)
     t1 = time.perf_counter()

@@ -34,8 +34,11 @@ REGISTRIES = {
         "raise_words": "Unknown quantization method",
         "raise_in": ["vllm/config.py", "vllm/config"],
         "vllm_message": "Unknown quantization method: {value}. Must be one of {values}.",
-        "why": "ModelConfig._verify_quantization compares the name with QUANTIZATION_METHODS, the list of the "
-               "QuantizationMethods literal (plus methods a plugin registers at run time)",
+        # ModelConfig.validate_quantization_before lowercases the name first (vllm/config.py @ v0.10.0,
+        # vllm/config/model.py @ v0.11.0 to v0.33.0): `FP8` is fp8 (found by tools/differential)
+        "normalize": "lower",
+        "why": "ModelConfig._verify_quantization compares the lowercased name with QUANTIZATION_METHODS, the list of "
+               "the QuantizationMethods literal (plus methods a plugin registers at run time)",
     },
     "load_format": {
         "option": "--load-format",

@@ -256,6 +256,7 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
 
 def _facts(version, engine: str, notes: list[str]) -> dict[str, Fact]:
     names = ("cudagraph_memory_subtracted", "free_memory_check_at_startup", "gib_format", "pp_startup_check",
+             "startup_check_reserves_null_block",
              "kv_tokens_report")
     facts = {n: behaviour(n, version) for n in names}
     facts["utilization_scope"] = behaviour("utilization_scope", version, engine)
@@ -399,6 +400,8 @@ def _startup_error(req: CapacityRequest, stages, workers: list[WorkerMemory], la
     else:
         checks = list(zip(stages, avail, layouts))
     for st, a, lay in checks:
+        if facts["startup_check_reserves_null_block"].value:
+            a -= lay.page_bytes * lay.group_size  # the pool's null block, one block of every layer of the group
         need = lay.request_bytes(req.max_model_len, req.max_num_batched_tokens)
         if need > a:
             est = lay.estimate_max_len(int(a), req.max_model_len, req.max_num_batched_tokens)

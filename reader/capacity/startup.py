@@ -24,6 +24,10 @@ def memory_facts(cap: Any) -> dict[str, Any]:
     tolerance = _tolerance(worker)
     error = cap.startup_error
     margin = available - need if available > 0 else available
+    if error is not None and error.kind == "max_len_too_long" and error.needed_bytes is not None:
+        # the start-up check's own figures: where the release holds the null block back from the memory it
+        # compares (startup_check_reserves_null_block), a request that exactly fits the KV memory is refused
+        margin = min(margin, error.available_bytes - error.needed_bytes)
     out = {"memory.verdict": _verdict(error, margin, tolerance), "memory.margin_gib": _gib(margin),
            "memory.shortfall_gib": _gib(max(-margin, 0)), "memory.spare_gib": _gib(max(margin, 0)),
            "memory.tolerance_gib": _gib(tolerance), "memory.available_gib": _gib(available),

@@ -273,6 +273,9 @@ class ArgParser:
                     f"'{value.text}' is read as {json.dumps(parsed)}: vLLM {format_version(self.version)} still "
                     f"accepts the deprecated KEY=VALUE form, which vLLM {format_version(REMOVED_IN)} removed")))
                 return parsed
+            if (spec.get("dest") == "compilation_config" and value.text.strip().isdigit()
+                    and self.version >= BARE_LEVEL_REFUSED):
+                raise ValueError("a bare optimization level")
             return _convert_scalar(spec["type"], value.text, spec, self.table.parsers.get("human_int"))
         except (ValueError, json.JSONDecodeError) as err:
             raise ReaderError(
@@ -282,6 +285,9 @@ class ArgParser:
                 key=tok.spelling or spec_name(spec, tok)) from None
 
     def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
+        if str(err) == "a bare optimization level":
+            return (f": from vLLM 0.9.2 --compilation-config takes a JSON object (vLLM: 'Input should be an object'); "
+                    f"write -O{text.strip()} for an optimization level.")
         if str(err).startswith("decimals"):  # the release's human-readable integers refuse '1.5K'
             return f": {err}."
         if kv_tried or spec["type"] == "kv_pairs":
@@ -413,6 +419,14 @@ def _type_words(kind: str) -> str:
             "kv_pairs": "KEY=VALUE pairs (image=2,video=1)"}.get(kind, kind)
 
 
+# A bare number for --compilation-config: CompilationConfig.from_cli read it as the level up to 0.8.5
+# (`cls(level=int(cli_value))`, vllm/config.py @ v0.8.5) and validates the value as a JSON object from 0.9.2
+# (TypeAdapter(CompilationConfig).validate_json, vllm/config.py @ v0.9.2; 0.9.0 and 0.9.1 not read, so not refused):
+# vLLM 0.32.0 and 0.18.0 refuse '--compilation-config 3' while parsing ("Input should be an object", found by
+# tools/differential/corpus.py on fixtures/corpus/prodstack_gie_gpu-deployment.yaml)
+BARE_LEVEL_REFUSED = (0, 9, 2)
+
+
 def _json_or_text(text: str) -> Any:
     try:
         return json.loads(text)
@@ -440,7 +454,7 @@ def _convert_scalar(kind: str, text: str, spec: dict[str, Any], human_int: Optio
         return low == "true"
     if kind in ("json", "custom:from_json"):
         if spec.get("dest") == "compilation_config" and text.strip().isdigit():
-            return int(text)  # a bare optimisation level, accepted by CompilationConfig.from_cli
+            return int(text)  # a bare optimisation level, accepted by CompilationConfig.from_cli up to 0.8.5
         value = json.loads(text)
         return value
     if kind == "json_or_str":

@@ -95,3 +95,18 @@ def test_the_memory_verdict_keeps_check_light(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=str(Path(__file__).resolve().parents[2]))
     assert out.stdout.split()[-2:] == ["1", "False"], out.stdout + out.stderr
+
+
+def test_a_request_that_exactly_fills_the_kv_memory_is_refused_where_vllm_holds_the_null_block_back(tmp_path):
+    # 1 GiB of KV cache holds 8,192 tokens of Llama-3.1-8B (128 KiB a token in bf16). From 0.29.0 to 0.32.x the
+    # start-up check first takes one block of every layer (the null block) off the memory: vLLM 0.32.0's CPU build
+    # refuses max_model_len 8192 ("estimated maximum model length is 8176"); 0.18.0 and 0.33.0 do not
+    # (fixtures/differential, the memory-bound configs; vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory)
+    model = str(Path(__file__).resolve().parents[2] / "fixtures" / "differential" / "models" / "llama-3.1-8b-shape"
+                / "config.json")
+    text = "vllm serve /models/llama --kv-cache-memory-bytes 1073741824 --max-model-len 8192 --block-size 16\n"
+    verdicts = {v: fired(check_text(tmp_path, text, version=v, gpu="L4", model=model), "error")
+                for v in ("0.18.0", "0.32.0", "0.33.0")}
+    assert verdicts == {"0.18.0": set(), "0.32.0": {"VR417"}, "0.33.0": set()}
+    refused = check_text(tmp_path, text, version="0.32.0", gpu="L4", model=model)
+    assert "estimated maximum model length is 8176" in next(f.message for f in refused.findings if f.rule_id == "VR417")

@@ -15,7 +15,7 @@ def main() -> None:
     venv = venv_for(version)
     if venv is None:
         sys.exit(f"no vLLM {version} environment: eval \"$(bash tools/vllm_env.sh {version})\" first")
-    configs = generate(count, seed, options_for(version))
+    configs = generate(count, seed, options_for(version), version)
     result = compare(configs, vllm_verdicts(venv, configs), version)
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
     for row in result["rows"]:

@@ -11,6 +11,17 @@ Gemma 2). Speculative configs name local draft models from the same folders. Hal
 `vllm serve MODEL ...` command line, half a `vllm serve --config` YAML file; a command line sometimes carries an
 environment variable vLLM reads (VLLM_ALLOW_LONG_MAX_MODEL_LEN).
 
+String-valued options (quantization, load format, attention backend, distributed executor backend, dtype, KV-cache
+dtype) are drawn, when the release is given, from the release's own values (its registries in
+rules/flags/_registries.json, extracted from its source, or the argparse choices of its flag table) and from
+plausible misspellings of them (case, `-` for `_`, a letter dropped, doubled or swapped) that are not values.
+
+Memory-bound configs (MEMORY_SHARE of them) run the shape of Llama-3.1-8B (its shipped config.json,
+fixtures/differential/models/llama-3.1-8b-shape; 128 KiB of bf16 KV cache per token) with a KV space of 1, 2 or 4
+GiB and a max_model_len drawn around what that space holds (from half to one and a half times, most within
+0.2%): `--kv-cache-memory-bytes` for `check`, and the same space as VLLM_CPU_KVCACHE_SPACE (whole GiB) for the
+CPU build (`cpu_env`), whose driver then asks vLLM's own KV-cache start-up check (tools/differential/driver.py).
+
 A config is data (a dict), so a recorder can store it with vLLM's verdict and the default suite replay it. Local
 model paths are written `@models/NAME` and made absolute where the config is used (vllm_argv, check_file).
 """
@@ -77,8 +88,8 @@ VALUES: dict[str, tuple[list[Any], list[Any]]] = {
                               "backend-bad", "level", "sizes-text", "cache-format"]),
     "--attention-config": ([{"backend": "FLASH_ATTN"}], []),
     # names outside every release's quantization registry (rules/flags/_registries.json): formats rather than
-    # methods and plausible misspellings of real ones. Real methods are not drawn: the tiny model has no quantized
-    # weights, and the CPU build refuses most methods for its platform, which `check` does not model.
+    # methods and plausible misspellings of real ones. With a release given, STRING_OPTIONS also draws the
+    # release's real methods (on unquantized models: rules/differential, quantization-without-checkpoint-config).
     "--quantization": ([], ["int4", "fp4", "awq-marlin", "FP8", "gptq_marlin24", "compressed_tensors", "nf4"]),
     "--attention-backend": (["FLASH_ATTN"], []),
     "--enable-auto-tool-choice": ([True], []),
@@ -96,7 +107,17 @@ VALUES: dict[str, tuple[list[Any], list[Any]]] = {
 REMOVED = {"--swap-space", "--num-scheduler-steps", "--max-seq-len-to-capture", "--use-v2-block-manager"}
 EDGE_SHARE = 0.2  # how often a value is drawn from the edge pool
 FAVOURED = {"--speculative-config": 0.2, "--compilation-config": 0.1}  # added to a config this often besides
-MODEL_PATH = "/models/{model}"  # how the config names the model; both sides read the model's own folder
+MODEL_PATH = "/models/{model}"
+GiB = 2**30
+MEMORY_SHARE = 0.12  # how often a config is memory-bound (see the module's doc)
+MEMORY_MODEL = "llama-3.1-8b-shape"
+MEMORY_KV_PER_TOKEN = 32 * 2 * 8 * 128 * 2  # its layers x (K, V) x KV heads x head size x bf16 bytes
+MEMORY_RATIOS = [0.5, 0.9, 0.98, 0.998, 0.999, 1.0, 1.0, 1.001, 1.002, 1.02, 1.1, 1.5]
+# string-valued options: where the release's values come from (a registry of _registries.json, else the choices
+# of its flag table)
+STRING_OPTIONS = ("--quantization", "--load-format", "--attention-backend", "--distributed-executor-backend",
+                  "--dtype", "--kv-cache-dtype")
+STRING_SHARE = 0.25  # how often a config also draws one string-valued option from the release's values  # how the config names the model; both sides read the model's own folder
 
 
 def _draft(name: str, k: Optional[int], **extra: Any) -> dict[str, Any]:
@@ -160,15 +181,82 @@ COMPILATION: dict[str, Any] = {
 }
 
 
-def generate(count: int, seed: int, options: Optional[set[str]] = None) -> list[dict[str, Any]]:
+def release_values(option: str, version: str) -> list[str]:
+    """The values `option` takes at `version`: its registry (rules/flags/_registries.json), else the argparse
+    choices of the release's flag table; [] when neither is known."""
+    from reader.config.flagtable import _registries, flag_table
+    from reader.versions import parse_version
+
+    for entry in _registries().values():
+        if entry.get("option") == option and version in entry["releases"]:
+            return list(entry["releases"][version]["values"])
+    spec = flag_table(parse_version(version)).options.get(option) or {}
+    return [str(c) for c in spec.get("choices") or []]
+
+
+def misspellings(value: str, valid: set[str]) -> list[str]:
+    """Plausible misspellings of `value` that are not values: case, `-` for `_`, a letter dropped, doubled or
+    swapped with the next."""
+    out = [value.upper(), value.lower(), value.replace("_", "-"), value.replace("-", "_"), value[:-1],
+           value + value[-1], value + "s"]
+    if len(value) > 2:
+        out.append(value[0] + value[2] + value[1] + value[3:])
+    return sorted({m for m in out if m and m != value and m not in valid})
+
+
+def _string_option(option: str, version: str, rng: random.Random) -> Optional[str]:
+    values = release_values(option, version)
+    if not values:
+        return None
+    value = rng.choice(values)
+    if rng.random() < 0.5:
+        wrong = misspellings(value, set(values))
+        if wrong:
+            return rng.choice(wrong)
+    return value
+
+
+def _memory_config(rng: random.Random) -> tuple[dict[str, Any], dict[str, str]]:
+    """Settings near the KV-cache limit of the Llama-3.1-8B shape, and the CPU build's environment."""
+    space = rng.choice([1, 1, 2, 4])
+    tp = rng.choice([1, 1, 1, 2])
+    dtype = rng.choice([None, None, None, "float32", "float16"])
+    per_token = MEMORY_KV_PER_TOKEN // tp * (2 if dtype == "float32" else 1)
+    block = rng.choice([16, 16, 32, 64, 128])
+    length = max(block, int(space * GiB / per_token * rng.choice(MEMORY_RATIOS)))
+    if rng.random() < 0.3:
+        length = length // block * block  # on a block boundary
+    settings: dict[str, Any] = {"--kv-cache-memory-bytes": space * GiB, "--max-model-len": length,
+                                "--block-size": block}
+    if tp > 1:
+        settings["--tensor-parallel-size"] = tp
+    if dtype:
+        settings["--dtype"] = dtype
+    if rng.random() < 0.3:
+        settings["--enable-chunked-prefill"] = rng.choice([True, False])
+    if rng.random() < 0.3:
+        settings["--max-num-seqs"] = rng.choice([1, 16, 256])
+    return settings, {"VLLM_CPU_KVCACHE_SPACE": str(space)}
+
+
+def generate(count: int, seed: int, options: Optional[set[str]] = None,
+             version: Optional[str] = None) -> list[dict[str, Any]]:
     """`count` configs from `seed`. `options`: the ones to draw from (default all; the caller passes the
-    release's own plus the removed ones it wants tried)."""
+    release's own plus the removed ones it wants tried). `version`: the release whose registries the
+    string-valued options are drawn from, and with it the memory-bound configs; without it, neither."""
     rng = random.Random(seed)
     pool = sorted(o for o in VALUES if options is None or o in options)
-    variants = sorted(m for m in MODEL_DIRS if m != DEFAULT_MODEL and not m.startswith(("tiny-llama-vocab",
-                                                                                          "tiny-llama-npredict")))
+    variants = sorted(m for m in MODEL_DIRS if m.startswith("tiny-") and not m.startswith(("tiny-llama-vocab",
+                                                                                             "tiny-llama-npredict")))
+    strings = [o for o in STRING_OPTIONS if options is None or o in options] if version else []
     out = []
     for i in range(count):
+        if version and rng.random() < MEMORY_SHARE:
+            settings, cpu_env = _memory_config(rng)
+            form = "yaml" if rng.random() < 0.5 else "cli"
+            out.append({"id": f"s{seed}-{i:04d}", "form": form, "settings": settings, "model": MEMORY_MODEL,
+                        "cpu_env": cpu_env})
+            continue
         chosen = rng.sample(pool, k=min(len(pool), rng.choice([1, 2, 2, 3, 3, 4, 5])))
         for option, share in FAVOURED.items():  # the options whose keys hold most refusals, more often
             if option in pool and option not in chosen and rng.random() < share:
@@ -182,6 +270,11 @@ def generate(count: int, seed: int, options: Optional[set[str]] = None) -> list[
             elif option == "--compilation-config":
                 value = COMPILATION[value]
             settings[option] = value
+        if strings and rng.random() < STRING_SHARE:
+            option = rng.choice(strings)
+            value = _string_option(option, version, rng)
+            if value is not None:
+                settings[option] = value
         form = "yaml" if rng.random() < 0.5 else "cli"
         config: dict[str, Any] = {"id": f"s{seed}-{i:04d}", "form": form, "settings": settings}
         if rng.random() < MODEL_SHARE:
@@ -209,7 +302,8 @@ def vllm_argv(config: dict[str, Any]) -> dict[str, Any]:
     """What the driver gives vLLM: the model folder, the arguments after `vllm serve MODEL` or the body of a
     --config YAML file, and the environment."""
     settings = _local(config["settings"])
-    item: dict[str, Any] = {"id": config["id"], "model": str(model_dir(config)), "env": config.get("env", {})}
+    item: dict[str, Any] = {"id": config["id"], "model": str(model_dir(config)),
+                            "env": {**config.get("env", {}), **config.get("cpu_env", {})}}
     if config["form"] == "cli":
         return {**item, "argv": cli_arguments(settings)}
     return {**item, "argv": [], "config_yaml": yaml_body(settings)}

@@ -111,10 +111,15 @@ def compare(configs: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], 
         rows.append({"config": config, "vllm": vllm, "check": ours,
                      "known": classify(config, vllm, ours, version, known)})
     explained = sum(1 for r in rows if r["known"])
+    memory = [c for c in configs if "cpu_env" in c]  # the memory-bound configs (configs.py, _memory_config)
+    memory_refused = sum(1 for c in memory if verdicts[c["id"]]["verdict"] == "refused")
+    memory_disagree = sum(1 for r in rows if "cpu_env" in r["config"])
     return {"version": version, "configs": len(configs), "agree": agree, "disagree": len(rows),
             "explained": explained, "unexplained": len(rows) - explained,
             "agreement": agree / len(configs) if configs else 1.0,
             "agreement_outside_known": (agree + explained) / len(configs) if configs else 1.0,
+            "memory": {"configs": len(memory), "refused_by_vllm": memory_refused,
+                       "agree": len(memory) - memory_disagree},
             "exercised": dict(sorted(exercised.items())), "rows": rows}
 
 
