@@ -77,6 +77,9 @@ def test_the_corpus_verdicts_are_still_what_vllm_says(version, request):
     venv = request.getfixturevalue("vllm_032" if version == "0.32.0" else "vllm_018")
     lines = [json.loads(line) for line in fixture_path(version).read_text().splitlines() if line.strip()]
     then = {r["file"]: r["vllm"]["verdict"] for r in lines[1:]}
-    now = corpus_verdicts(venv, {p.name: vllm_item(p) for p in corpus_files()})
-    changed = sorted(n for n in then if now[n]["verdict"] != then[n])
-    assert set(now) == set(then) and not changed, f"re-record the corpus at {version}: {changed}"
+    items = {p.name: vllm_item(p) for p in corpus_files()}
+    now = corpus_verdicts(venv, items)
+    # a file `check` now reads as bad input is not asked again; vLLM's recorded refusal of it stays the fixture's
+    bad_input = {n for n, item in items.items() if item.get("skip", "").startswith("no launch")}
+    changed = sorted(n for n in then if n in now and now[n]["verdict"] != then[n])
+    assert set(now) | (bad_input & set(then)) == set(then) and not changed, f"re-record the corpus at {version}: {changed}"
