@@ -30,9 +30,8 @@ from ..batch import StepBatch
 from ..errors import ReaderError
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, minimize
-from .profile import (CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, default_profile,
-                      source_file)
-from .published import ASSUMED, PublishedRun
+from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, source_file
+from .published import PublishedRun
 
 ROBUST_SCALE = 0.25
 WEIGHTS = {"mean_tpot_ms": 1.0, "mean_ttft_ms": 0.5}
@@ -195,14 +194,9 @@ def profile_of(name: str, gpu: Any, base: CalibrationProfile, values: dict[str, 
                               created_by="vllm-reader calibrate --published")
 
 
-def assumptions() -> list[str]:
-    return [f"{k}: {v}" for k, v in ASSUMED.items()]
-
-
 def require_runs(runs: list[PublishedRun], gpu: str, path: str) -> None:
     if not runs:
         raise ReaderError(f"no aggregated vLLM run on {gpu} in the published runs.", file=path, key="--gpu")
 
 
-__all__ = ["Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "assumptions", "require_runs",
-           "default_profile"]
+__all__ = ["Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "require_runs"]
