@@ -26,18 +26,31 @@ class _CommandGroup(TyperGroup):
     (CliRunner) and embedders alike. Typer's own usage errors and exits pass through untouched."""
 
     def invoke(self, ctx):  # type: ignore[override]
-        import click
-
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
-            raise  # typer.Exit is click's own class up to typer 0.15 and a separate one after
+        except _ENDINGS:
+            raise
         except Exception as err:
             if debug_enabled():
                 raise
             code, text = outcome(err)
-            click.echo(text, err=True)
-            raise click.exceptions.Exit(code) from None
+            typer.echo(text, err=True)
+            raise typer.Exit(code) from None
+
+
+def _typers_own_endings() -> tuple[type[Exception], ...]:
+    """What typer and the click under it raise to end a run on purpose: an exit code, an abort, a usage error.
+    From typer 0.26 on, typer carries its own copy of click, whose errors all derive from typer.TyperException;
+    before, typer ran on the click package, and typer.Exit and typer.Abort were click's own classes."""
+    base = getattr(typer, "TyperException", None)
+    if base is None:
+        import click
+
+        base = click.ClickException
+    return (typer.Exit, typer.Abort, base)
+
+
+_ENDINGS = _typers_own_endings()
 
 
 _app = typer.Typer(

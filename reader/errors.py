@@ -66,7 +66,7 @@ def internal_error_message(err: BaseException) -> str:
 
 def outcome(err: BaseException) -> tuple[int, str]:
     """The exit code and the one paragraph for an exception a command raised: the single place every command
-    (the typer app, reader/cli.py, and check's fast path, reader/commands/check_fast.py) turns one into a message."""
+    (inside the typer app, reader/cli.py, and around it) turns one into a message."""
     if isinstance(err, ReaderError):
         return EXIT_BAD_INPUT, err.render()
     if isinstance(err, KeyboardInterrupt):

@@ -1,5 +1,5 @@
-"""The body of `vllm-reader check`, free of typer: the typer command and the entry point's fast path
-(reader/commands/check_fast.py) both call run_check()."""
+"""The body of `vllm-reader check`, apart from its typer signature (reader/commands/check.py, imported at every
+start of `check`): what it needs is imported inside run_check(), once the arguments are known to be good."""
 from __future__ import annotations
 
 import sys

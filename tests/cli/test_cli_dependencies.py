@@ -1,8 +1,8 @@
 """The environment `pip install '.[test]'` builds is the one pyproject.toml promises.
 
-pip resolves each dependency's own requirements too, and a loose pin once let it install full typer 0.29 (asked
-for by huggingface_hub 1.x) over typer-slim 0.15 in the same `typer` package: every command then ended as an
-"internal error". These checks fail on such an environment before any command test does.
+pip resolves each dependency's own requirements too, and two distributions (typer and typer-slim) write the same
+`typer` package: when a pin once let one install over the other, every command ended as an "internal error".
+These checks fail on such an environment before any command test does.
 """
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ def test_every_runtime_dependency_is_installed_at_a_version_pyproject_allows(req
         f"{requirement.name} {installed} is installed; pyproject.toml asks for {requirement}")
 
 
-def test_the_typer_package_is_the_typer_slim_release_we_pin():
+def test_the_typer_package_is_the_typer_release_installed():
     import typer
 
-    slim = metadata.version("typer-slim")
-    assert typer.__version__ == slim, (
-        f"the imported typer is {typer.__version__} but typer-slim {slim} is installed: another distribution "
-        "(full typer, pulled in by a dependency) has written over the same package")
+    installed = metadata.version("typer")
+    assert typer.__version__ == installed, (
+        f"the imported typer is {typer.__version__} but typer {installed} is installed: another distribution "
+        "(typer-slim, say) has written over the same package")
 
 
 def test_a_command_exit_code_reaches_the_caller():

@@ -90,8 +90,9 @@ def test_the_memory_verdict_keeps_check_light(tmp_path):
     import sys
 
     path = write(tmp_path, "serve.yaml", LLAMA_8B)
-    code = ("import sys; from reader.commands.check_fast import fast_check; "
-            f"rc = fast_check([{path!r}, '--gpu', 'L4']); print(rc, 'numpy' in sys.modules)")
+    code = ("import sys; from reader.cli import main\n"
+            f"try: main(['check', {path!r}, '--gpu', 'L4'])\n"
+            "except SystemExit as done: print(done.code, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=str(Path(__file__).resolve().parents[2]))
     assert out.stdout.split()[-2:] == ["1", "False"], out.stdout + out.stderr
