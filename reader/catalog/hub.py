@@ -182,7 +182,12 @@ def _ask_once(hub: Any, url: str, token: Optional[str]) -> None:
     from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
     headers = dict(build_hf_headers(token=token), **{"Accept-Encoding": "identity"})
-    response = get_session().head(url, headers=headers, timeout=timeout_s(), allow_redirects=False)
+    session = get_session()
+    # The client's session is requests' below huggingface_hub 1.0 and httpx's (httpx2 in 2.x) from 1.0 on;
+    # they spell "do not follow redirects" differently.
+    no_redirects = {"allow_redirects": False} if type(session).__module__.startswith("requests") \
+        else {"follow_redirects": False}
+    response = session.head(url, headers=headers, timeout=timeout_s(), **no_redirects)
     hf_raise_for_status(response)
 
 
