@@ -1,5 +1,5 @@
 """From command-line values to a resolved deployment: the load -> resolve step every command that
-reads a config starts with. Free of typer, so the `check` fast path can use it."""
+reads a config starts with. Free of typer: commands import it inside their functions, after typer has parsed."""
 from __future__ import annotations
 
 from typing import Any, Optional
