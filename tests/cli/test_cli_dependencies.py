@@ -45,3 +45,17 @@ def test_a_command_exit_code_reaches_the_caller():
 
     result = CliRunner().invoke(app, ["explain", "NO-SUCH-RULE"])
     assert result.exit_code == 2 and "internal error" not in result.output
+
+
+def test_every_runtime_range_takes_what_vllm_0_18_0_installed():
+    # tools/vllm018-venv.freeze.txt is `pip freeze` of the vLLM 0.18.0 environment tools/vllm_env.sh builds: a range
+    # that excluded one of its versions would make `pip install vllm-reader` change a package vLLM runs on
+    # (tests/live/test_live_install_beside_vllm.py checks the same in the real environments).
+    from packaging.utils import canonicalize_name
+
+    pins = dict(line.split("==", 1) for line in (ROOT / "tools" / "vllm018-venv.freeze.txt").read_text().split()
+                if "==" in line)
+    frozen = {canonicalize_name(name): version for name, version in pins.items()}
+    outside = {str(r): frozen[canonicalize_name(r.name)] for r in RUNTIME
+               if canonicalize_name(r.name) in frozen and not r.specifier.contains(frozen[canonicalize_name(r.name)])}
+    assert outside == {}
