@@ -1,11 +1,12 @@
-"""Console entry point.
+r"""Console entry point.
 
 `vllm-reader check` runs on every commit, so a cold start must stay short (README, Speed: at most 0.5 s) with one
 parser, typer's: reader/cli.py registers only the command being run, and each command imports its own modules
 inside its function. What is left here is start-up and shutdown around the app:
 
-- typer releases that import `rich` whenever it is installed (~100 ms) do so only to pretty-print help, which this
-  CLI turns off; hiding rich sends them down their plain path. Library users who import reader.cli themselves are
+- typer on the click package (seen with 0.20.0; from 0.26 typer carries its own click) escapes help text for
+  rich whenever rich is installed, though this CLI turns rich markup off: `check --help` then shows
+  `\[required]`. Hiding rich sends it down its plain path. Library users who import reader.cli themselves are
   unaffected.
 - `check` ends without tearing down every module and object (tens of ms of a cold start); it starts no threads or
   processes, so nothing is left unfinished.
