@@ -76,3 +76,9 @@ def test_capacity_names_the_model_as_written_with_the_shape_it_reads(tmp_path):
     assert "model shape from: shipped catalog (reader/catalog/models/meta-llama/Llama-3.1-8B/config.json)" in lines
     doc = json.loads(run("capacity", str(config), "--gpu", "H100-SXM", "--format", "json").stdout)
     assert doc["model"] == "meta-llama/Llama-3.1-8B-Instruct" and "Llama-3.1-8B/config.json" in doc["model_source"]
+
+
+def test_help_is_plain_text_whether_or_not_rich_is_installed():
+    # typer on the click package escapes help for rich markup when rich is importable (reader/entry.py)
+    result = run("check", "--help")
+    assert result.returncode == 0 and "[required]" in result.stdout and "\\[" not in result.stdout
