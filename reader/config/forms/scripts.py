@@ -18,7 +18,7 @@ from ..model import Note, SourceLoc
 from ..shell import Heredoc, ShellCommand, run_script
 from ..tokens import Token
 from ..yamlsafe import load_yaml_documents
-from .commands import find_launch
+from .commands import find_launch, note_wrapper, wrapper_env
 from .config_yaml import is_vllm_config
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
@@ -52,14 +52,20 @@ def argv_invocation(tokens: list[Token], env: dict[str, str], form: str, label: 
                     set_vars: Optional[dict[str, str]] = None) -> Optional[Invocation]:
     """The launch an argument vector starts, including `sh -c 'script'` (the launch inside the script)."""
     inv = find_launch(list(tokens), dict(env), form, label, path)
-    if inv is not None or not is_shell_c(tokens):
+    at = next((k for k in range(len(tokens)) if is_shell_c(tokens[k:])), None)
+    if inv is not None or at is None:
         return inv
-    script = next(tok for tok in tokens[1:] if not tok.text.startswith("-"))
+    script = next(tok for tok in tokens[at + 1:] if not tok.text.startswith("-"))
     line = script.loc.line if script.loc and script.loc.line else 1
-    inner = script_invocations(script.text, path, {**(set_vars or {}), **env}, form, first_line=line)
-    if inner:
-        inner[0].label = label
-    return inner[0] if inner else None
+    outer_env = {**env, **wrapper_env(tokens[:at])}
+    inner = script_invocations(script.text, path, {**(set_vars or {}), **outer_env}, form, first_line=line)
+    if not inner:
+        return None
+    inner[0].label = label
+    inner[0].env = {**outer_env, **inner[0].env}
+    if at:
+        note_wrapper(inner[0], tokens[:at])
+    return inner[0]
 
 
 def is_shell_c(tokens: list[Token]) -> bool:
