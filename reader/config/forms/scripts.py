@@ -37,6 +37,7 @@ def script_invocations(text: str, path: Optional[str], set_vars: dict[str, str],
                               set_vars)
         if inv is not None:
             _config_file(inv, tokens, written, path, first_line)
+            note_dropped(inv, command.dropped, SourceLoc(file=path, line=command.line + first_line - 1))
             found.append(inv)
         for doc in command.heredocs:
             found += _heredoc_launches(command, doc, path, set_vars, form, first_line, written, read_other)
@@ -46,6 +47,15 @@ def script_invocations(text: str, path: Optional[str], set_vars: dict[str, str],
                 f"line {line} is read as an env-file assignment ({name}=<rest of line>): a shell would run the "
                 "second word as a command, docker --env-file keeps the whole line")))
     return found
+
+
+def note_dropped(inv: Invocation, dropped: list[str], loc: SourceLoc) -> None:
+    for text in dropped:
+        name = re.match(r"\$\{(\w+)", text)
+        inv.notes.append(Note(level="info", loc=loc, message=(
+            f"{text} is read as empty: {name.group(1) if name else text} is not defined in this file, and a shell "
+            f"with it unset adds nothing. Supply it with --set {name.group(1) if name else 'NAME'}=VALUE to read "
+            "what it adds")))
 
 
 def argv_invocation(tokens: list[Token], env: dict[str, str], form: str, label: str, path: Optional[str],
