@@ -4,8 +4,9 @@ Scripts, Dockerfiles' shell strings, Kubernetes `bash -c` args and SkyPilot `run
 hold a command line with continuations, quotes, comments, variable assignments and expansions.
 We lex words with the line each starts on, keep assignments (`X=1`, `export X=1`, `X=1 cmd`),
 and expand `$X`, POSIX's `${X...}` forms (`:-` `-` `:=` `=` `:+` `+` `:?` `?` `#` `##` `%` `%%`, `${#X}`),
-`$((a*b))` and Kubernetes' `$(X)` from what the script (or `--set`) defines. Anything we cannot expand stays visible as a placeholder: never guessed,
-never dropped. Nothing is executed.
+`$((a*b))` and Kubernetes' `$(X)` from what the script (or `--set`) defines. Anything we cannot expand
+stays visible as a placeholder, never guessed; only `${X:+...}` of an undefined X reads as empty, as the shell
+would with X unset, and is said. Nothing is executed.
 """
 from __future__ import annotations
 
