@@ -198,6 +198,8 @@ class Context(BaseModel):
     gpu_count: Optional[int] = None
     gpu_count_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     num_nodes: Optional[int] = None
+    replicas: Optional[int] = None  # copies of this launch behind one service (a Deployment's spec.replicas)
+    replicas_source: Optional[str] = None  # what said so, with its line
     workload: Optional[Union[str, dict[str, Any]]] = None  # a file path or an inline spec
     workload_origin: Literal["cli", "comment", "file", "none"] = "none"
     usage_context: Literal["serve", "llm"] = "serve"  # `vllm serve` vs the offline LLM class

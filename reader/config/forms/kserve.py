@@ -20,7 +20,7 @@ from ..model import Note, SourceLoc
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
 from .gpu_hints import gpu_from_labels
-from .manifests import container_invocation, containers, gpu_limit, gpu_name_hint, str_list
+from .manifests import container_invocation, containers, gpu_limit, gpu_name_hint, set_replicas, str_list
 from .storage_uri import serve_storage_uri
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
@@ -73,6 +73,9 @@ def inference_service(doc: YamlDoc, runtimes: dict[str, YamlDoc], file: Optional
     labels = gpu_from_labels(data)
     if labels is not None and inv.gpu_name is None:
         inv.gpu_name = gpu_name_hint(labels, SourceLoc(file=file, line=doc.line(("spec", "predictor"))), inv.notes)
+    predictor = (data.get("spec") or {}).get("predictor") or {}
+    set_replicas(inv, predictor.get("minReplicas"), "InferenceService spec.predictor.minReplicas",
+                 SourceLoc(file=file, line=doc.line(("spec", "predictor", "minReplicas"))))
     uri = spec.get("storageUri")
     if uri:
         serve_storage_uri(inv, str(uri), SourceLoc(file=file, line=doc.line(base + ("storageUri",))),
