@@ -49,7 +49,7 @@ def test_an_alternative_value_with_quotes_and_spaces_is_one_shell_word():
 
 
 def dropped_notes(d) -> list[str]:
-    return [n.message for n in d.notes if "is read as empty" in n.message]
+    return [n.message for n in d.notes if "read as empty" in n.message]
 
 
 def test_an_alternative_of_an_undefined_variable_adds_nothing_as_with_it_unset_and_says_so():
@@ -83,3 +83,10 @@ def test_a_dockerfile_shell_entrypoint_with_an_alternative_is_read(tmp_path: Pat
     assert d.flags["served_model_name"].value == ["Qwen2.5-7B-Instruct"]
     assert [p.name for p in d.placeholders] == ["API_KEY"] and dropped_notes(d)
     assert not any("exec form" in n.message for n in d.notes)  # `sh -c` expands: no exec-form warning
+
+
+def test_many_alternatives_of_undefined_variables_are_said_in_one_note():
+    _, d = flags(f"vllm serve {MODEL} " + " ".join(f"${{V{i}:+--x}}" for i in range(5)))
+    assert dropped_notes(d) == ["${V0:+--x}, ${V1:+--x}, ${V2:+--x}, and 2 more are read as empty: their variables "
+                                "are not defined in this file, and a shell with them unset adds nothing. Supply "
+                                "them with --set V0=VALUE to read what they add"]

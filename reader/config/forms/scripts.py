@@ -50,12 +50,17 @@ def script_invocations(text: str, path: Optional[str], set_vars: dict[str, str],
 
 
 def note_dropped(inv: Invocation, dropped: list[str], loc: SourceLoc) -> None:
-    for text in dropped:
-        name = re.match(r"\$\{(\w+)", text)
-        inv.notes.append(Note(level="info", loc=loc, message=(
-            f"{text} is read as empty: {name.group(1) if name else text} is not defined in this file, and a shell "
-            f"with it unset adds nothing. Supply it with --set {name.group(1) if name else 'NAME'}=VALUE to read "
-            "what it adds")))
+    """One note for every `${X:+...}` of an undefined X: what a shell with them unset gives, and how to set them."""
+    if not dropped:
+        return
+    names = [m.group(1) for m in (re.match(r"\$\{(\w+)", text) for text in dropped) if m]
+    shown = dropped if len(dropped) <= 3 else dropped[:3] + [f"and {len(dropped) - 3} more"]
+    subject = f"{shown[0]} is" if len(dropped) == 1 else f"{', '.join(shown)} are"
+    inv.notes.append(Note(level="info", loc=loc, message=(
+        f"{subject} read as empty: {', '.join(names) if len(names) <= 3 else 'their variables'} "
+        f"{'is' if len(names) == 1 else 'are'} not defined in this file, and a shell with "
+        f"{'it' if len(names) == 1 else 'them'} unset adds nothing. Supply {'it' if len(names) == 1 else 'them'} "
+        f"with --set {names[0] if names else 'NAME'}=VALUE to read what {'it adds' if len(names) == 1 else 'they add'}")))
 
 
 def argv_invocation(tokens: list[Token], env: dict[str, str], form: str, label: str, path: Optional[str],
