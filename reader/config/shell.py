@@ -326,8 +326,9 @@ class Expander:
 
     A variable the file does not define is unknown, not empty: `$X` and `${X}` stay placeholders. Where the shell's
     operators say what an unset variable gives, that is used: a default (`${X:-d}`) is listed in `assumed_unset`, so
-    that a word it leaves empty stays visible as an unknown value; an alternative (`${X:+--revision "$X"}`), which
-    adds words only when X is set, is dropped and listed in `dropped`, for a note.
+    that a word it leaves empty stays visible as an unknown value; an alternative that adds options only when X is
+    set (`${X:+--revision "$X"}`) is dropped and listed in `dropped`, for a note; one that is a value
+    (`--revision ${X:+$X}`) is a value unknown, as a default is.
     """
 
     def __init__(self, variables: dict[str, str]) -> None:
@@ -387,8 +388,10 @@ class Expander:
         if op.endswith("?"):
             return value if is_set else None  # the shell would stop here when unset: unknown, not guessed
         if op.endswith("+"):
-            if value is None:
-                self.dropped.append("${" + inner + "}")
+            if value is None and word.lstrip("'\"").startswith("-"):
+                self.dropped.append("${" + inner + "}")  # options added only when set: none, as unset
+            elif value is None:
+                self.assumed_unset.append(name)  # a value: left empty, it is a value unknown
             return self._operand(word) if is_set else ""
         if value is None:
             self.assumed_unset.append(name)

@@ -90,3 +90,8 @@ def test_many_alternatives_of_undefined_variables_are_said_in_one_note():
     assert dropped_notes(d) == ["${V0:+--x}, ${V1:+--x}, ${V2:+--x}, and 2 more are read as empty: their variables "
                                 "are not defined in this file, and a shell with them unset adds nothing. Supply "
                                 "them with --set V0=VALUE to read what they add"]
+
+
+def test_an_alternative_value_of_an_undefined_variable_is_an_unknown_value():
+    got, d = flags(f"vllm serve {MODEL} --revision ${{REV:+$REV}} --max-model-len 4096")
+    assert got["max_model_len"] == 4096 and [(p.name, p.flag) for p in d.placeholders] == [("REV", "--revision")]
