@@ -305,8 +305,8 @@ class ArgParser:
             instead = json.dumps(parse_kv_pairs(text))
         except ValueError:
             return  # not even pairs an earlier release read: bad input, said by the caller
-        raise _SyntaxRefused(SyntaxRefusal(form="the KEY=VALUE form", removed_in=format_version(REMOVED_IN),
-                                           instead=instead))
+        raise _SyntaxRefused(SyntaxRefusal(form="the KEY=VALUE form", written=text,
+                                           removed_in=format_version(REMOVED_IN), instead=instead))
 
     def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
         if str(err) == "a bare optimization level":

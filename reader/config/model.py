@@ -74,6 +74,7 @@ class SyntaxRefusal(BaseModel):
     """A value written in a syntax an earlier release read and the chosen one refuses (vLLM would not start)."""
 
     form: str  # "the KEY=VALUE form"
+    written: str  # the value as written
     removed_in: str  # the release that stopped reading it
     instead: str  # the value in the syntax the release reads
 
