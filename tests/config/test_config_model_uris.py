@@ -20,6 +20,7 @@ from reader.errors import ReaderError
      "quay.io/redhat-ai-services/llama-3.2-11b-vision-instruct-fp8-dynamic"),
     ("oci://quay.io/org/qwen2.5-7b-instruct@sha256:0123abcd", "quay.io/org/qwen2.5-7b-instruct"),
     ("oci://quay.io/org/modelcar-catalog:latest", "quay.io/org/catalog"),
+    ("oci://quay.io/cfchase/granite-modelcar:0.1", "quay.io/cfchase/granite"),
     ("pvc://models-pvc/Llama-3.1-8B-Instruct", "models-pvc/Llama-3.1-8B-Instruct"),
     ("s3://bucket/models/Qwen2.5-7B-Instruct/", "bucket/models/Qwen2.5-7B-Instruct"),
     ("gs://bucket/meta-llama/Llama-3.1-8B", "bucket/meta-llama/Llama-3.1-8B"),

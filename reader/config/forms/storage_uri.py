@@ -60,7 +60,7 @@ def _model_car_path(rest: str) -> str:
     if ":" in repo:
         repo, tag = repo.split(":", 1)
     name = tag if tag and not _VERSION_TAG.fullmatch(tag) else repo
-    name = re.sub(r"^modelcar-", "", name, flags=re.I)
+    name = re.sub(r"^modelcar-|-modelcar$", "", name, flags=re.I)
     # Image names hold no version dots in Red Hat's model cars: granite-3-1-8b is granite-3.1-8b.
     name = re.sub(r"(?<=-)(\d+)-(\d+)(?=-\d+(\.\d+)?[bm]\b)", r"\1.\2", name, flags=re.I)
     return f"{parent}/{name}" if parent else name
