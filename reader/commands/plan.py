@@ -88,7 +88,7 @@ def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, p
     from ..pipeline import workload_spec
     from ..plan.prices import parse_prices
     from ..plan.search import Planner, PlanRequest
-    from ..plan.traffic import Traffic
+    from ..sim.traffic import Traffic
     from ..render.progress import ProgressLine
     from .common import load_options
 

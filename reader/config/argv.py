@@ -25,7 +25,7 @@ from .dotted import DOTTED_SINCE, DottedKeys
 from .flagtable import (FlagTable, OptionMatch, flag_table, history_prefix_matches, option_history,
                         suggestions_any_version)
 from .kv_pairs import REMOVED_IN, falls_back_to_kv, is_kv_form, parse_kv_pairs
-from .model import GivenFlag, Note, Placeholder
+from .model import GivenFlag, Note, Placeholder, SyntaxRefusal
 from .tokens import Token, placeholder_name
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -37,6 +37,12 @@ class ParsedArgs:
     positional_model: Optional[Token] = None
     notes: list[Note] = field(default_factory=list)
     placeholders: list[Placeholder] = field(default_factory=list)
+
+
+class _SyntaxRefused(Exception):
+    def __init__(self, refusal: SyntaxRefusal) -> None:
+        super().__init__(refusal.form)
+        self.refusal = refusal
 
 
 class ArgParser:
@@ -240,7 +246,13 @@ class ArgParser:
                             values[0].text if values else "true", in_version, ranges)
             return
         else:
-            given.value = self._convert(spec, match, values, tok)
+            try:
+                given.value = self._convert(spec, match, values, tok)
+            except _SyntaxRefused as refused:
+                given.refused_syntax = refused.refusal  # vLLM would not start: a finding (VR121), not bad input
+                self.out.flags.pop(dest, None)
+                self.out.flags[dest] = given
+                return
             given.invalid_choice = self._check_choices(spec, given.value)
         if in_version and given.value is not None:
             self._check_value(spec, given, tok)
@@ -264,6 +276,7 @@ class ArgParser:
         return converted[0]
 
     def _convert_one(self, spec: dict[str, Any], value: Token, tok: Token) -> Any:
+        self._refuse_removed_syntax(spec, value.text)
         kv_fallback = falls_back_to_kv(spec, self.version) and is_kv_form(value.text)
         try:
             if kv_fallback:
@@ -284,6 +297,17 @@ class ArgParser:
                 file=self._file(value) or self._file(tok), line=self._line(value) or self._line(tok),
                 key=tok.spelling or spec_name(spec, tok)) from None
 
+    def _refuse_removed_syntax(self, spec: dict[str, Any], text: str) -> None:
+        """Well-formed KEY=VALUE pairs for a JSON option: read up to 0.9.2, refused from 0.10.0."""
+        if spec["type"] != "json" or not is_kv_form(text) or self.version < REMOVED_IN:
+            return
+        try:
+            instead = json.dumps(parse_kv_pairs(text))
+        except ValueError:
+            return  # not even pairs an earlier release read: bad input, said by the caller
+        raise _SyntaxRefused(SyntaxRefusal(form="the KEY=VALUE form", written=text,
+                                           removed_in=format_version(REMOVED_IN), instead=instead))
+
     def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
         if str(err) == "a bare optimization level":
             return (f": from vLLM 0.9.2 --compilation-config takes a JSON object (vLLM: 'Input should be an object'); "
@@ -292,13 +316,6 @@ class ArgParser:
             return f": {err}."
         if kv_tried or spec["type"] == "kv_pairs":
             return f" ({err})."
-        if spec["type"] == "json" and is_kv_form(text) and self.version >= REMOVED_IN:
-            try:
-                as_json = json.dumps(parse_kv_pairs(text))
-            except ValueError:
-                return "."
-            return (f": the KEY=VALUE form was read up to vLLM 0.9.2 and removed in {format_version(REMOVED_IN)}; "
-                    f"write it as JSON, '{as_json}'.")
         return "."
 
     def _check_json_option(self, spec: dict[str, Any], tok: Token, subkey: str) -> None:

@@ -12,6 +12,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `invalid_choice.<dest>` | the version's argparse choices, when the user's value is not one of them |
 | `out_of_bounds.<dest>`, `bound_name.<dest>`, `bound_message.<dest>`, `bound_source.<dest>` | when the user's value breaks a bound this release enforces (rules/flags/, reader/config/constraints.py): the requirement (`>= 1`), the setting or JSON key it is about, vLLM's message, and where vLLM states or enforces the bound. The value then takes no part in any resolved value |
 | `key_error.<dest>`, `key_error_name.<dest>`, `key_error_value.<dest>`, `key_error_message.<dest>`, `key_error_config.<dest>` | when a key of the user's JSON option is one the release's config class refuses when vLLM builds its engine config (an unknown key, or a value of the wrong type; rules/flags `key_types`): what the key needs, the key, the value as JSON, pydantic's message as vLLM prints it, the class |
+| `refused_syntax.<dest>`, `refused_written.<dest>`, `refused_removed_in.<dest>`, `refused_instead.<dest>` | when the user's value is written in a syntax an earlier release read and this one refuses (the KEY=VALUE form of a JSON option from 0.10.0): the form, the value as written, the release that removed it, the value as this release wants it. The value then takes no part in any resolved value |
 | `effective.<name>` | derived values: model_dtype, kv_cache_dtype, world_size, gpus_needed, max_model_len (auto resolved to the model's length), max_num_scheduled_tokens, max_cudagraph_capture_size |
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
@@ -67,6 +68,10 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
             out.update({f"key_error.{dest}": bad.requirement, f"key_error_name.{dest}": bad.name,
                         f"key_error_value.{dest}": json.dumps(bad.value), f"key_error_message.{dest}": bad.vllm_message,
                         f"key_error_config.{dest}": bad.config})
+        if flag.refused_syntax is not None:
+            bad = flag.refused_syntax
+            out.update({f"refused_syntax.{dest}": bad.form, f"refused_written.{dest}": bad.written,
+                        f"refused_removed_in.{dest}": bad.removed_in, f"refused_instead.{dest}": bad.instead})
         if dest not in r.values and flag.in_version and flag.out_of_bounds is None:
             out.setdefault(dest, flag.value)
         if flag.unresolved and flag.value is None:

@@ -44,6 +44,7 @@ class Invocation:
     gpu_name: Optional[Hint] = None
     gpu_count: Optional[Hint] = None
     num_nodes: Optional[Hint] = None
+    replicas: Optional[Hint] = None  # copies of the launch behind one service (Deployment / LWS replicas, KServe)
     version: Optional[Hint] = None
     workload: Optional[dict[str, Any]] = None  # a benchmark's client parameters, when the file has them
     notes: list[Note] = field(default_factory=list)

@@ -313,6 +313,10 @@ def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, ver
         ctx.gpu_count, ctx.gpu_count_origin = int(inv.gpu_count.value), "manifest"
     if inv.num_nodes is not None:
         ctx.num_nodes = int(inv.num_nodes.value)
+    if inv.replicas is not None:
+        line = inv.replicas.loc.line if inv.replicas.loc else None
+        ctx.replicas = int(inv.replicas.value)
+        ctx.replicas_source = inv.replicas.origin + (f", line {line}" if line else "")
     if options.workload is not None:
         ctx.workload, ctx.workload_origin = options.workload, origins.get("workload", "cli")
     elif inv.workload is not None:

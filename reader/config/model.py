@@ -70,6 +70,15 @@ class KeyViolation(BaseModel):
     known: list[str] = Field(default_factory=list)  # for an unknown key: the keys the class takes
 
 
+class SyntaxRefusal(BaseModel):
+    """A value written in a syntax an earlier release read and the chosen one refuses (vLLM would not start)."""
+
+    form: str  # "the KEY=VALUE form"
+    written: str  # the value as written
+    removed_in: str  # the release that stopped reading it
+    instead: str  # the value in the syntax the release reads
+
+
 class GivenFlag(BaseModel):
     """One vLLM flag as the user gave it."""
 
@@ -84,6 +93,7 @@ class GivenFlag(BaseModel):
     invalid_choice: Optional[list[Any]] = None  # the version's argparse choices, when the value is not one
     out_of_bounds: Optional[BoundViolation] = None  # the release's bound the value breaks
     key_error: Optional[KeyViolation] = None  # a JSON key vLLM refuses when it builds its config (start-up)
+    refused_syntax: Optional[SyntaxRefusal] = None  # a syntax this release no longer reads (argparse refuses it)
     unresolved: list[str] = Field(default_factory=list)  # placeholders left in the value
     notes: list[str] = Field(default_factory=list)
 
@@ -189,6 +199,8 @@ class Context(BaseModel):
     gpu_count: Optional[int] = None
     gpu_count_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     num_nodes: Optional[int] = None
+    replicas: Optional[int] = None  # copies of this launch behind one service (a Deployment's spec.replicas)
+    replicas_source: Optional[str] = None  # what said so, with its line
     workload: Optional[Union[str, dict[str, Any]]] = None  # a file path or an inline spec
     workload_origin: Literal["cli", "comment", "file", "none"] = "none"
     usage_context: Literal["serve", "llm"] = "serve"  # `vllm serve` vs the offline LLM class

@@ -3,13 +3,15 @@
 Scripts, Dockerfiles' shell strings, Kubernetes `bash -c` args and SkyPilot `run:` blocks all
 hold a command line with continuations, quotes, comments, variable assignments and expansions.
 We lex words with the line each starts on, keep assignments (`X=1`, `export X=1`, `X=1 cmd`),
-and expand `$X`, `${X}`, `${X:-d}`, `$((a*b))` and Kubernetes' `$(X)` from what the script (or
-`--set`) defines. Anything we cannot expand stays visible as a placeholder: never guessed,
-never dropped. Nothing is executed.
+and expand `$X`, POSIX's `${X...}` forms (`:-` `-` `:=` `=` `:+` `+` `:?` `?` `#` `##` `%` `%%`, `${#X}`),
+`$((a*b))` and Kubernetes' `$(X)` from what the script (or `--set`) defines. Anything we cannot expand
+stays visible as a placeholder, never guessed; only `${X:+...}` of an undefined X reads as empty, as the shell
+would with X unset, and is said. Nothing is executed.
 """
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -62,6 +64,7 @@ class ShellCommand:
     heredocs: list[Heredoc] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)  # the shell's variables, for a command with heredocs
     writes: list[str] = field(default_factory=list)  # files its `>` / `>>` redirections write
+    dropped: list[str] = field(default_factory=list)  # `${X:+...}` of variables the file does not define
 
 
 @dataclass
@@ -203,6 +206,8 @@ class Lexer:
                 self.pos += 2
             elif ch == "$" and self.text.startswith("$(", self.pos):
                 buf.append(self._balanced("(", ")"))
+            elif self.text.startswith("${", self.pos):
+                buf.append(self._parameter())
             elif ch == "`" and not self.powershell:
                 end = self.text.find("`", self.pos + 1)
                 end = len(self.text) if end < 0 else end
@@ -234,6 +239,9 @@ class Lexer:
             if ch == "$" and self.text.startswith("$(", self.pos):
                 out.append(self._balanced("(", ")"))
                 continue
+            if self.text.startswith("${", self.pos):
+                out.append(self._parameter())
+                continue
             if ch == "\n":
                 self.line += 1
             out.append(ch)
@@ -242,6 +250,16 @@ class Lexer:
             self._fail('a double quote (") is opened here and never closed', start_line)
         self.pos += 1
         return "".join(out)
+
+    def _parameter(self) -> str:
+        """`${...}` verbatim: its operand may hold spaces, quotes and other expansions (`${R:+--revision "$R"}`)."""
+        end = parameter_end(self.text, self.pos)
+        if end is None:
+            self._fail("a parameter expansion '${' is opened here and never closed")
+        chunk = self.text[self.pos:end]
+        self.line += chunk.count("\n")
+        self.pos = end
+        return chunk
 
     def _balanced(self, open_ch: str, close_ch: str) -> str:
         """`$( ... )` with nesting, returned verbatim."""
@@ -265,50 +283,138 @@ class Lexer:
 
 # ---- expansion -------------------------------------------------------------------------------
 
+def parameter_end(text: str, start: int) -> Optional[int]:
+    """The index just past the `}` that closes the `${` at `start`, minding nesting, quotes and escapes."""
+    depth, pos, quote = 0, start, ""
+    while pos < len(text):
+        ch = text[pos]
+        if ch == "\\" and quote != "'":
+            pos += 2
+            continue
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif text.startswith("${", pos):
+            depth += 1
+            pos += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        pos += 1
+    return None
+
+
 _VAR = re.compile(
     r"\$\(\((?P<arith>.*?)\)\)"
-    r"|\$\{(?P<brace>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:?[-=+?])?(?P<word>[^}]*)\}"
     r"|\$env:(?P<psenv>[A-Za-z_][A-Za-z0-9_]*)"
     r"|\$\((?P<k8s>[A-Za-z_][A-Za-z0-9_]*)\)"
     r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"
     r"|\$\((?P<cmd>[^)]*)\)|`(?P<tick>[^`]*)`",
     re.S,
 )
+_EXPANSION_START = re.compile(r"[$`]")
+# ${NAME}, ${#NAME} and POSIX's operators; bash's own (${X/a/b}, ${X:0:2}) do not match and stay placeholders.
+_PARAMETER = re.compile(r"(?P<length>#)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:[-=+?]|[-=+?]|##|#|%%|%)?(?P<word>.*)",
+                        re.S)
+_OPERAND_PART = re.compile(r"'(?P<single>[^']*)'|\"(?P<double>(?:\\.|[^\"\\])*)\"|(?P<plain>(?:\\.|[^'\"\\])+)", re.S)
 
 
 class Expander:
-    """Expands variables from a known environment; records what it could not expand."""
+    """Expands variables from a known environment; records what it could not expand.
+
+    A variable the file does not define is unknown, not empty: `$X` and `${X}` stay placeholders. Where the shell's
+    operators say what an unset variable gives, that is used: a default (`${X:-d}`) is listed in `assumed_unset`, so
+    that a word it leaves empty stays visible as an unknown value; an alternative that adds options only when X is
+    set (`${X:+--revision "$X"}`) is dropped and listed in `dropped`, for a note; one that is a value
+    (`--revision ${X:+$X}`) is a value unknown, as a default is.
+    """
 
     def __init__(self, variables: dict[str, str]) -> None:
         self.variables = dict(variables)
+        self.assumed_unset: list[str] = []
+        self.dropped: list[str] = []
 
     def expand_text(self, text: str) -> tuple[str, list[str]]:
+        out: list[str] = []
         unresolved: list[str] = []
-
-        def replace(m: re.Match[str]) -> str:
-            value = self._lookup(m)
+        pos = 0
+        for start in _EXPANSION_START.finditer(text):
+            if start.start() < pos:
+                continue
+            whole, value = self._expansion_at(text, start.start())
+            if whole is None:
+                continue
             if value is None:
-                unresolved.append(m.group(0))
-                return m.group(0)
-            return value
+                unresolved.append(whole)
+            out += [text[pos:start.start()], whole if value is None else value]
+            pos = start.start() + len(whole)
+        out.append(text[pos:])
+        return "".join(out), unresolved
 
-        return _VAR.sub(replace, text), unresolved
+    def _expansion_at(self, text: str, at: int) -> tuple[Optional[str], Optional[str]]:
+        """The expansion written at `at` and its value (None: unknown); (None, None) when `$` is a plain dollar."""
+        if text.startswith("${", at):
+            end = parameter_end(text, at)
+            if end is not None:
+                return text[at:end], self._parameter(text[at + 2:end - 1])
+        m = _VAR.match(text, at)
+        return (m.group(0), self._lookup(m)) if m else (None, None)
 
     def _lookup(self, m: re.Match[str]) -> Optional[str]:
         if m.group("arith") is not None:
             return self._arithmetic(m.group("arith"))
-        if m.group("brace"):
-            name, op, word = m.group("brace"), m.group("op") or "", m.group("word") or ""
-            value = self.variables.get(name)
-            if op in (":-", ":=") and not value:
-                return word
-            if op in ("-", "=") and value is None:
-                return word
-            return value
         name = m.group("psenv") or m.group("k8s") or m.group("bare")
         if name:
             return self.variables.get(name)
         return None  # command substitution: never run
+
+    def _parameter(self, inner: str) -> Optional[str]:
+        """`${...}` as a POSIX shell reads it, with the variables known."""
+        m = _PARAMETER.fullmatch(inner)
+        if m is None:
+            return None
+        name, op, word = m.group("name"), m.group("op") or "", m.group("word")
+        value = self.variables.get(name)
+        if m.group("length"):
+            return None if op or word or value is None else str(len(value))
+        if not op:
+            return None if word else value
+        if op in ("#", "##", "%", "%%"):
+            pattern = self._operand(word)
+            return None if value is None or pattern is None else _trim(value, op, pattern)
+        is_set = bool(value) if op.startswith(":") else value is not None
+        if op.endswith("?"):
+            return value if is_set else None  # the shell would stop here when unset: unknown, not guessed
+        if op.endswith("+"):
+            if value is None and word.lstrip("'\"").startswith("-"):
+                self.dropped.append("${" + inner + "}")  # options added only when set: none, as unset
+            elif value is None:
+                self.assumed_unset.append(name)  # a value: left empty, it is a value unknown
+            return self._operand(word) if is_set else ""
+        if value is None:
+            self.assumed_unset.append(name)
+        if is_set:
+            return value
+        operand = self._operand(word)
+        if operand is not None and op.endswith("="):
+            self.variables[name] = operand
+        return operand
+
+    def _operand(self, word: str) -> Optional[str]:
+        """The word after an operator, with its quotes removed and its own expansions done."""
+        parts: list[str] = []
+        for m in _OPERAND_PART.finditer(word):
+            if m.group("single") is not None:
+                parts.append(m.group("single"))
+                continue
+            text = m.group("double") if m.group("double") is not None else m.group("plain")
+            expanded, missing = self.expand_text(re.sub(r"\\(.)", r"\1", text))
+            if missing:
+                return None
+            parts.append(expanded)
+        return "".join(parts)
 
     def _arithmetic(self, expr: str) -> Optional[str]:
         """Integer + - * / % and parentheses over known variables; no eval."""
@@ -330,6 +436,7 @@ class Expander:
         """A word becomes one token, or several when an unquoted expansion splits on spaces."""
         pieces: list[tuple[str, bool]] = []  # (text, splittable)
         unresolved: list[str] = []
+        assumed = len(self.assumed_unset)
         for seg in word.segments:
             if seg.quote == "'":
                 pieces.append((seg.text, False))
@@ -348,7 +455,26 @@ class Expander:
             parts = re.split(r"[ \t\n]+", text)
             words[-1] += parts[0]
             words.extend(parts[1:])
-        return [Token(w, loc, tuple(u for u in unresolved if u in w)) for w in words if w != ""]
+        tokens = [Token(w, loc, tuple(u for u in unresolved if u in w)) for w in words if w != ""]
+        if not tokens and len(self.assumed_unset) > assumed:
+            # Empty only because a variable the file does not define was taken as unset: at run time it may be
+            # set, so the word stays, as an unknown value (`--api-key ${KEY:-}`) or unread arguments.
+            return [Token(word.literal, loc, (word.literal,))]
+        return tokens
+
+
+def _trim(value: str, op: str, pattern: str) -> str:
+    """`#`/`##` remove the shortest/longest prefix matching the pattern, `%`/`%%` the shortest/longest suffix."""
+    cuts = list(range(len(value) + 1))
+    if op.startswith("#"):
+        for i in (cuts if op == "#" else reversed(cuts)):
+            if fnmatchcase(value[:i], pattern):
+                return value[i:]
+        return value
+    for i in (reversed(cuts) if op == "%" else cuts):
+        if fnmatchcase(value[i:], pattern):
+            return value[:i]
+    return value
 
 
 class _ArithParser:
@@ -443,7 +569,7 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
             tokens += scoped.expand_word(word, file)
         commands.append(ShellCommand(tokens, prefix_env, command.line, command.heredocs,
                                      dict(scoped.variables) if command.heredocs else {},
-                                     [scoped.expand_text(w)[0] for w in writes]))
+                                     [scoped.expand_text(w)[0] for w in writes], list(scoped.dropped)))
     return commands
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 from .model import SourceLoc
 
 # $(VAR) is Kubernetes' dependent-variable syntax; ${VAR}, ${VAR:-x} and $VAR are the shell's.
-PLACEHOLDER_RE = re.compile(r"\$\((?P<k8s>[A-Za-z_][A-Za-z0-9_]*)\)|\$\{(?P<brace>[A-Za-z_][A-Za-z0-9_]*)[^}]*\}"
+PLACEHOLDER_RE = re.compile(r"\$\((?P<k8s>[A-Za-z_][A-Za-z0-9_]*)\)|\$\{#?(?P<brace>[A-Za-z_][A-Za-z0-9_]*)[^}]*\}"
                             r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)|\$\(\((?P<arith>[^)]*)\)\)")
 
 

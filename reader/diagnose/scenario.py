@@ -15,6 +15,7 @@ from ..config.model import Deployment
 from ..config.resolve import ResolvedDeployment, resolve
 from ..pipeline import capacity_request, step_time_model, workload_spec
 from ..sim.api import SchedulerSettings, SimResult, SpeculativeSettings, Workload, make_workload, simulate
+from ..sim.traffic import Traffic
 
 # Acceptance rate per drafted token when the workload does not say: a round middle-of-the-road figure
 # per method family (published acceptance varies from ~0.3 to ~0.8 with model, data and k). Stated in
@@ -72,17 +73,42 @@ def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, flo
                    kv_correction: Optional[tuple[float, str]] = None) -> Scenario:
     """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
     the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
-    spec = spec if spec is not None else workload_spec(resolved)
+    shared: list[str] = []
+    if spec is None:
+        spec, generated = replica_share(resolved, workload_spec(resolved), shared)
     generated = generated if generated is not None else make_workload(spec, spec.seed)
     measured = kv_correction is None
     cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
                                             kv_correction=kv_correction or (0.0, "")))
-    notes: list[str] = list(cap.warnings)  # parts of the model the memory figures leave out, said plainly
+    notes: list[str] = shared + list(cap.warnings)  # parts of the model the memory figures leave out, said plainly
     settings = None if cap.startup_error is not None else scheduler_settings(resolved, cap, notes)
     correction = kv_correction or _logged_correction(resolved, generated, cap)
     return Scenario(resolved=resolved, capacity=cap, spec=spec, workload=generated,
                     step_time=step_time_model(resolved), settings=settings, slos_ms=dict(slos_ms or {}),
                     notes=notes, seed=spec.seed, kv_correction=correction)
+
+
+def replica_share(resolved: ResolvedDeployment, spec: Any, notes: list[str]) -> tuple[Any, Optional[Workload]]:
+    """The load one replica carries: a workload given for the whole service (`scope: service`) is split between
+    the replicas the file runs, as a load balancer would (sim/traffic.py); either way the notes say whose it is."""
+    ctx = resolved.deployment.context
+    count = ctx.replicas or 1
+    if spec.scope != "service":
+        if count > 1:
+            notes.append(f"the workload is read as one replica's load; the file runs {count} replicas "
+                         f"({ctx.replicas_source}): give it `scope: service` to split a whole service's load")
+        return spec, None
+    if count == 1:
+        notes.append("the workload is the whole service's (scope: service) and the file runs one replica"
+                     + ("" if ctx.replicas else " (it gives no replica count)") + ", which carries all of it")
+        return spec, None
+    traffic = Traffic(spec)
+    own = traffic.total / count
+    share = traffic.share(count, own)
+    notes.append(f"the workload is the whole service's (scope: service): each of the {count} replicas "
+                 f"({ctx.replicas_source}) is simulated with 1/{count} of it, {own:.3g} of {traffic.total:.3g} "
+                 f"{traffic.unit}")
+    return (spec, share) if isinstance(share, Workload) else (share, None)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from .values import parse_assignments, parse_mapping
 _STARTED = re.compile(r"Starting vLLM (?:API )?server|Application startup complete|init engine \(profile, create kv "
                       r"cache, warmup model\) took|Avg prompt throughput")
 _DEVICE_NAME = re.compile(r"device_name=NVIDIA_([A-Za-z0-9_\-]+?)(?:,|\.json)|\bNVIDIA_([A-Z][A-Za-z0-9_\-]+?)\.json")
+# "Automatically detected platform cpu." (vllm/platforms/__init__.py), or the engine config's device_config=cpu.
+_PLATFORM = re.compile(r"detected platform (\w+)|\bdevice_config=(\w+)")
 _NAMESPACE_FRAGMENT = re.compile(r"(?:^|, )(?:max_num_seqs|gpu_memory_utilization|tensor_parallel_size|"
                                  r"max_model_len|enable_prefix_caching)=")
 _SHORT = 160
@@ -85,11 +87,19 @@ class _State:
             matched = self._namespace_fragment(line)
         if _STARTED.search(line.text):
             r.started = True
+        self._platform(line)
         name = _DEVICE_NAME.search(line.text)
         if name and r.gpu_name is None:
             r.gpu_name, r.gpu_name_line = (name.group(1) or name.group(2)).replace("_", " "), line.number
         if matched:
             r.recognised += 1
+
+    def _platform(self, line: LogLine) -> None:
+        m = _PLATFORM.search(line.text) if self.reading.platform is None else None
+        named = (m.group(1) or m.group(2)).lower() if m else None
+        if named and named not in ("auto", "none"):
+            self.reading.platform = named
+            self.reading.platform_how = f"'{m.group(0)}' (line {line.number})"
 
     def finish(self) -> LogReading:
         r = self.reading
@@ -241,6 +251,8 @@ class _State:
         self._set(line, "available_kv", float(m.group(1)), "GiB")
         self._set(line, "total", float(m.group(2)), "GiB")
         self.reading.kv.device = "CPU"
+        if self.reading.platform is None:
+            self.reading.platform, self.reading.platform_how = "cpu", f"the CPU KV cache space (line {line.number})"
 
     def _graph_capture(self, line: LogLine, m: re.Match) -> None:
         self._set(line, "cudagraph", float(m.group(2)), "GiB")

@@ -133,7 +133,14 @@ class LogReading(BaseModel):
     preemptions: Preemptions = Field(default_factory=Preemptions)
     gpu_name: Optional[str] = None  # a device name the log mentions (e.g. a fused-MoE config file name)
     gpu_name_line: Optional[int] = None
+    platform: Optional[str] = None  # the device platform the log names: "cuda", "rocm", "cpu", "tpu", "xpu", ...
+    platform_how: str = ""  # the line that named it
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def on_cpu(self) -> bool:
+        """vLLM's CPU build: no GPU ran this, whatever the catalog would assume."""
+        return self.platform == "cpu"
 
     @property
     def memory(self) -> WorkerMemory:

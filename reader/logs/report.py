@@ -61,8 +61,19 @@ def log_report(text: str, source: str, options: Any) -> LogReport:
         return report
     resolved = _resolve(text, source, options)
     report.launch = _launch(resolved)
+    if reading.on_cpu and resolved.gpu_assumed:
+        _on_cpu(report.launch, reading, report.notes)
+        return report
     report.memory = _memory(resolved, reading, report.notes)
     return report
+
+
+def _on_cpu(launch: Launch, reading: LogReading, notes: list[str]) -> None:
+    """A log of vLLM's CPU build: no GPU to assume, and no GPU's memory to predict beside what it logged."""
+    launch.gpu, launch.gpu_how, launch.gpu_assumed = None, f"none: the log is from vLLM's CPU build, {reading.platform_how}", False
+    launch.notes = [n for n in launch.notes if not n.startswith("GPU not given")]
+    notes.append("the log is from vLLM's CPU build, which the GPU catalog does not model: the memory is not predicted "
+                 "beside it (`vllm-reader calibrate` fits a profile of this machine for `diagnose --calibration`)")
 
 
 def _resolve(text: str, source: str, options: Any) -> Any:

@@ -28,6 +28,7 @@ from ..calibration.select import describe_use
 from ..catalog.load import get_gpu
 from ..diagnose.scenario import Change, Scenario
 from ..diagnose.trials import RuleErrors, Trial, prepare, same_simulation, try_changes
+from ..sim.traffic import Traffic
 from ..sim.workload import describe
 from . import result as R
 from .bounds import Bounds, below_floor, min_replicas, shape_bounds
@@ -35,7 +36,6 @@ from .launch import build_launch
 from .closest import nearest_miss
 from .scoring import OVERLOADED, margin, mark_pareto, miss_words, overload, p99, score
 from .space import KNOBS, PARALLEL, Shape, Signals, knob_variants, model_max_len, shapes
-from .traffic import Traffic
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, simulations done, simulations in this round)
 SEQS_CAP = 2048  # the largest max_num_seqs a plan tries

@@ -62,7 +62,7 @@ def _launch(report: LogReport, markdown: bool) -> str:
     lines = [_title("Launch rebuilt from the log", markdown)]
     lines.append(code(launch.command) if markdown else "  " + launch.command)
     model = f"{launch.model} ({launch.model_how})" if launch.model else f"not resolved ({launch.model_how})"
-    gpu = f"{launch.gpu} ({launch.gpu_how})" if launch.gpu else "unknown"
+    gpu = f"{launch.gpu} ({launch.gpu_how})" if launch.gpu else (launch.gpu_how or "unknown")
     for label, value in (("model", model), ("GPU", gpu), ("vLLM", f"{launch.vllm_version} ({launch.version_how})")):
         lines.append(f"- {label}: {md(value) if markdown else value}" if markdown else f"  {label}: {value}")
     for note in launch.notes:

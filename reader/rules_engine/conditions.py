@@ -42,7 +42,8 @@ _MISSING = object()
 PRESENCE_PREFIXES = ("given.", "absent.", "flag_versions.", "invalid_choice.", "option.", "spelling.",
                      "deprecated.", "spec.", "compilation.", "json.", "given_max.", "env.", "origin.", "out_of_bounds.",
                      "bound_name.", "bound_value.", "bound_message.", "bound_source.", "key_error.", "key_error_name.",
-                     "key_error_value.", "key_error_message.", "key_error_config.")
+                     "key_error_value.", "key_error_message.", "key_error_config.", "refused_syntax.",
+                     "refused_written.", "refused_removed_in.", "refused_instead.")
 _FACT_KEY = re.compile(r"^[A-Za-z0-9_.\-{}*]+$")
 
 

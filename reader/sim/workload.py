@@ -135,6 +135,8 @@ class WorkloadSpec(BaseModel):
     shared_prefix: PrefixSpec | None = None
     # JSONL or CSV file, relative to the workload file; num_requests, if given, keeps the first N
     trace: str | None = None
+    # whose load this is: one replica's (as simulated), or the whole service's, split between its replicas
+    scope: Literal["replica", "service"] = "replica"
 
     @model_validator(mode="after")
     def _check(self) -> "WorkloadSpec":

@@ -68,6 +68,8 @@ FORMS_TABLE = [
      {"tensor_parallel_size": 2}, "0.33.0", None, 2),
     ("storage-uri.sh", "shell", "team-models/meta-llama/Llama-3.1-8B-Instruct", {"load_format": "runai_streamer"},
      "0.33.0", None, None),
+    ("deployment-replicas.yaml", "kubernetes", "meta-llama/Llama-3.1-8B-Instruct", {"max_model_len": 4096}, "0.18.0",
+     None, None),
 ]
 
 

@@ -82,6 +82,8 @@ def ours(args, dest, version):
     except ReaderError:
         return {"error": True}
     flag = d.flags.get(dest)
+    if flag is not None and flag.refused_syntax is not None:
+        return {"error": True}  # a syntax the release refuses: `check` reports that vLLM would not start
     return {"value": flag.value if flag is not None else None}
 
 

@@ -43,11 +43,20 @@ def test_read_log_from_standard_input():
 
 
 def test_read_log_json_holds_the_reading_and_the_comparison():
+    result = invoke("read-log", str(PUBLIC / "vllm-pr10511_llama3-8b_h100_tp1.log"), "--vllm-version", "0.6.5",
+                    "--gpu", "H100-SXM", "-f", "json")
+    data = json.loads(result.output)
+    rows = {row["term"]: row for row in data["memory"]["rows"]}
+    assert rows["available_kv"]["logged"] == 53.29 and "difference_pct" in rows["available_kv"]
+
+
+def test_a_log_of_the_cpu_build_reads_its_platform_and_assumes_no_gpu():
     result = invoke("read-log", str(LIVE / "vllm-0.32.0-cpu-serve.log"), "--model", TINY, "-f", "json")
     data = json.loads(result.output)
-    assert data["reading"]["release"] == "0.32.0" and data["reading"]["kv"]["kv_tokens"]["value"] == 1048576
-    rows = {row["term"]: row for row in data["memory"]["rows"]}
-    assert rows["kv_tokens"]["logged"] == 1048576 and "difference_pct" in rows["kv_tokens"]
+    assert data["reading"]["platform"] == "cpu" and data["reading"]["kv"]["kv_tokens"]["value"] == 1048576
+    assert data["launch"]["gpu"] is None and data["launch"]["gpu_how"].startswith("none: the log is from vLLM's CPU")
+    assert data["memory"] is None and any("CPU build" in note for note in data["notes"])
+    assert not any("assuming H100" in note for note in data["launch"]["notes"])
     assert data["stats"]["samples"] >= 1
 
 
@@ -78,3 +87,10 @@ def test_diagnose_a_log_cut_before_its_config_explains_itself():
                             capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "cut before them" in result.stderr and "read-log" in result.stderr
+
+
+def test_the_platform_is_read_from_the_line_that_names_it():
+    from reader.logs.read import read_log
+
+    reading = read_log((PUBLIC / "kvcached-29_llama31-8b_v092_config.log").read_text(), "log")
+    assert reading.platform == "cuda" and "detected platform cuda" in reading.platform_how and not reading.on_cpu

@@ -10,7 +10,7 @@ from reader.diagnose.checks import rule_errors
 from reader.diagnose.scenario import build_scenario
 from reader.pipeline import workload_spec
 from reader.plan.search import Planner, PlanRequest
-from reader.plan.traffic import Traffic
+from reader.sim.traffic import Traffic
 
 SMALL_CHAT = {"num_requests": 150, "seed": 3, "arrival": {"process": "poisson", "rate": 4.0},
               "prompt_len": {"dist": "lognormal", "median": 500.0, "sigma": 0.6, "min": 32, "max": 3000},

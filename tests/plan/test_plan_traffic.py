@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from reader.errors import ReaderError
-from reader.plan.traffic import Traffic
+from reader.sim.traffic import Traffic
 from reader.sim.workload import generate, load_workload
 
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from ...errors import ReaderError
 from ..invocation import ConfigEntry, Hint, Invocation
 from ..model import Note, SourceLoc
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
 from .images import version_hint
 from .gpu_hints import gpu_from_instance_type
+from .storage_uri import model_mapping_uri
 
 _PRODSTACK_SOURCE = "vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml @ f1f98227"
 
@@ -114,7 +116,17 @@ def _prodstack_model(spec: dict[str, Any], base: tuple, doc: YamlDoc, file: Opti
 def ai_on_eks(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
     data = doc.data
     inv = Invocation(form="helm-ai-on-eks", label="modelParameters", line=doc.line(("modelParameters",)))
-    inv.tokens.append(Token(str(data["model"]), SourceLoc(file=file, line=doc.line(("model",))), spelling="model"))
+    model = data["model"]
+    where = SourceLoc(file=file, line=doc.line(("model",)))
+    if isinstance(model, dict):
+        model = model_mapping_uri(model)
+        if model is None:
+            raise ReaderError("'model' is a mapping without a storage URI (`mode: uri` with `uri: oci://...`, "
+                              "`s3://`, `pvc://`, `hf://`): the model it names cannot be read.", file=file,
+                              line=where.line, key="model", hint="Give the model as an id or a storage URI.")
+        inv.notes.append(Note(level="info", loc=where, key="model", message=f"'model' is a mapping: its URI {model} "
+                              "names the model"))
+    inv.tokens.append(Token(str(model), where, spelling="model"))
     for key, value in data["modelParameters"].items():
         inv.entries.append(ConfigEntry(camel_to_flag(key), value,
                                        SourceLoc(file=file, line=doc.line(("modelParameters", key))), spelling=key))

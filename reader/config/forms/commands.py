@@ -1,7 +1,7 @@
 """Find the vLLM launch in a command line: `vllm serve`, `python -m vllm.entrypoints...`, `docker run`.
 
-Works on tokens that a shell (or Kubernetes) already split. Wrappers in front of the command
-(`exec`, `sudo`, `nohup`, `env X=1`, `timeout 60`, shell keywords) are skipped.
+Works on tokens that a shell (or Kubernetes) already split. Whatever runs vLLM for the user (`uv run`,
+`nohup`, `env X=1`, `srun ...`, `kubectl exec POD --`) is read as a wrapper and said in a reading note.
 """
 from __future__ import annotations
 
@@ -10,10 +10,18 @@ from typing import Optional
 
 from ..invocation import Hint, Invocation
 from ..model import Note
-from ..tokens import Token
+from ..shell import Expander
+from ..tokens import Token, placeholder_name
 from .images import is_vllm_image, version_hint
 
-_WRAPPERS = {"exec", "sudo", "nohup", "time", "then", "do", "else", "command", "stdbuf", "numactl", "taskset", "!"}
+# Shell grammar in front of a command: not worth a note when it is all that precedes vLLM.
+_SHELL_GRAMMAR = {"then", "do", "else", "elif", "!", "{", "(", "exec", "command"}
+# Programs that name vLLM without running it: `echo vllm serve ...` is text, not a launch.
+_MENTIONS = {"echo", "printf", "grep", "egrep", "pgrep", "pkill", "kill", "killall", "which", "type", "pip", "pip3",
+             "cat", "tee", "ps", "man", "sed", "awk", "git", "curl", "wget", "ls", "test", "[", "read", "alias"}
+_DOCKERS = {"docker", "podman", "nerdctl"}
+_PYTHON = re.compile(r"python[0-9.]*")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 _API_SERVER_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
 _DOCKER_NO_VALUE = {"--rm", "--privileged", "--init", "--detach", "--interactive", "--tty", "--publish-all",
                     "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy", "-P"}
@@ -26,54 +34,97 @@ _DYNAMO_FLAGS_WITH_VALUE = {"--endpoint", "--migration-limit", "--connector", "-
 
 def find_launch(tokens: list[Token], env: dict[str, str], form: str, label: str,
                 file: Optional[str]) -> Optional[Invocation]:
-    """The vLLM launch these tokens start, or None if they start something else."""
-    tokens = _skip_wrappers(tokens, env)
-    if not tokens:
-        return None
-    program = tokens[0].text.rsplit("/", 1)[-1]
-    line = tokens[0].loc.line if tokens[0].loc else None
-    if program == "vllm" and len(tokens) > 1 and tokens[1].text == "serve":
-        return Invocation(form=form, label=label, tokens=tokens[2:], env=dict(env), line=line)
-    if re.fullmatch(r"python[0-9.]*", program):
-        return _python_module(tokens, env, form, label, line)
-    if program in ("docker", "podman", "nerdctl") and len(tokens) > 1 and tokens[1].text == "run":
-        return _docker_run(tokens[2:], env, label, line, file)
+    """The vLLM launch these tokens start, or None if they start something else.
+
+    The vLLM program word may come after any wrapper (`uv run`, `conda run -n ENV`, `srun ...`, `kubectl exec
+    POD --`): every word is tried as the program, and the words before the first that is one are the wrapper's.
+    Trying each word, rather than knowing each wrapper's options, keeps an option's value (`taskset -c 0-7`,
+    `conda run -n vllm`) from being read as the program: only `vllm serve`, `-m vllm.entrypoints...` or
+    `docker run` start a launch.
+    """
+    last = 1 if tokens and _program(tokens[0]) in _MENTIONS else len(tokens)
+    for start in range(last):
+        inv, wrapper = _launch_at(tokens, start, env, form, label, file)
+        if inv is not None:
+            note_wrapper(inv, wrapper)
+            return inv
+        if _is_docker_run(tokens[start:]):
+            return None  # `docker run` read its own command and found no launch in it
     return None
 
 
-def _skip_wrappers(tokens: list[Token], env: dict[str, str]) -> list[Token]:
-    while tokens:
-        head = tokens[0].text
-        if head in _WRAPPERS:
-            tokens = tokens[1:]
-        elif head == "env":
-            tokens = tokens[1:]
-            while tokens and "=" in tokens[0].text and not tokens[0].text.startswith("-"):
-                name, _, value = tokens[0].text.partition("=")
-                env[name] = value
-                tokens = tokens[1:]
-        elif head == "timeout" and len(tokens) > 1:
-            tokens = tokens[2:]
-        else:
-            break
-    return tokens
+def _launch_at(tokens: list[Token], start: int, env: dict[str, str], form: str, label: str,
+               file: Optional[str]) -> tuple[Optional[Invocation], list[Token]]:
+    """The launch whose program word is tokens[start], with the wrapper words before it."""
+    word = tokens[start].text
+    wrapper = tokens[:start]
+    env = {**env, **wrapper_env(wrapper)}
+    rest = _expanded(tokens[start + 1:], env, wrapper)
+    line = tokens[start].loc.line if tokens[start].loc else None
+    if _program(tokens[start]) == "vllm" and rest and rest[0].text == "serve":
+        return Invocation(form=form, label=label, tokens=rest[1:], env=env, line=line), wrapper
+    if word == "-m" and rest:
+        interpreter = next((i for i in range(start - 1, -1, -1) if _PYTHON.fullmatch(_program(tokens[i]))), start)
+        return _module(rest, env, form, label, line), tokens[:interpreter]
+    if _is_docker_run(tokens[start:]):
+        return _docker_run(rest[1:], env, label, line, file), wrapper
+    return None, wrapper
 
 
-def _python_module(tokens: list[Token], env: dict[str, str], form: str, label: str,
-                   line: Optional[int]) -> Optional[Invocation]:
-    i = 1
-    while i < len(tokens) and tokens[i].text != "-m":
-        i += 2 if tokens[i].text in ("-X", "-W") else 1
-    if i + 1 >= len(tokens):
-        return None
-    module = tokens[i + 1].text
-    rest = tokens[i + 2:]
+def _is_docker_run(tokens: list[Token]) -> bool:
+    return len(tokens) > 1 and _program(tokens[0]) in _DOCKERS and tokens[1].text == "run"
+
+
+def _program(tok: Token) -> str:
+    return tok.text.rsplit("/", 1)[-1]
+
+
+def wrapper_env(wrapper: list[Token]) -> dict[str, str]:
+    """`env A=B`, `docker exec -e A=B`: assignments among a wrapper's words set the launch's environment."""
+    found: dict[str, str] = {}
+    for tok in wrapper:
+        m = _ASSIGNMENT.fullmatch(tok.text)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def _expanded(tokens: list[Token], env: dict[str, str], wrapper: list[Token]) -> list[Token]:
+    """Placeholders a wrapper's `env A=B` defines are expanded with it, as `A=B cmd` is by the shell reader."""
+    assigned = wrapper_env(wrapper)
+    if not assigned:
+        return tokens
+    expander = Expander(env)
+    out: list[Token] = []
+    for tok in tokens:
+        if not any(placeholder_name(u) in assigned for u in tok.unresolved):
+            out.append(tok)
+            continue
+        text, missing = expander.expand_text(tok.text)
+        out.append(Token(text, tok.loc, tuple(missing), tok.spelling, tok.typed_value))
+    return out
+
+
+def note_wrapper(inv: Invocation, wrapper: list[Token]) -> None:
+    words = [tok.text for tok in wrapper]
+    if not [w for w in words if w not in _SHELL_GRAMMAR]:
+        return
+    text = " ".join(words)
+    text = text if len(text) <= 80 else text[:77] + "..."
+    inv.notes.append(Note(level="info", loc=wrapper[0].loc, message=(
+        f"vLLM is launched through the wrapper `{text}`; its words are the wrapper's, not vLLM's arguments")))
+
+
+def _module(rest: list[Token], env: dict[str, str], form: str, label: str,
+            line: Optional[int]) -> Optional[Invocation]:
+    """`-m MODULE ARGS...`: the launch when MODULE is one of vLLM's servers (or a wrapper that passes its flags)."""
+    module, args = rest[0].text, rest[1:]
     if module in _API_SERVER_MODULES:
-        return Invocation(form=form, label=label, entry_point="api_server", tokens=rest, env=dict(env), line=line)
-    if module == "vllm.entrypoints.cli.main" and rest and rest[0].text == "serve":
-        return Invocation(form=form, label=label, tokens=rest[1:], env=dict(env), line=line)
+        return Invocation(form=form, label=label, entry_point="api_server", tokens=args, env=dict(env), line=line)
+    if module == "vllm.entrypoints.cli.main" and args and args[0].text == "serve":
+        return Invocation(form=form, label=label, tokens=args[1:], env=dict(env), line=line)
     if module == "dynamo.vllm":
-        return _dynamo(rest, env, form, label, line)
+        return _dynamo(args, env, form, label, line)
     return None
 
 
@@ -118,20 +169,12 @@ def _docker_run(args: list[Token], env: dict[str, str], label: str, line: Option
         elif name == "--entrypoint":
             entrypoint = value
         i += 2 if takes_value else 1
-    if i >= len(args) or not is_vllm_image(args[i].text):
+    if i >= len(args):
         return None
     image = args[i].text
-    rest = args[i + 1:]
-    inv: Optional[Invocation]
-    if entrypoint or (rest and not rest[0].text.startswith("-") and rest[0].text.rsplit("/", 1)[-1] in
-                      ("vllm", "python", "python3")):
-        command = ([Token(entrypoint, args[i].loc)] if entrypoint else []) + rest
-        inv = find_launch(command, {**env, **container_env}, "docker-run", label, file)
-        if inv is None:
-            return None
-    else:
-        # The vllm/vllm-openai image's entrypoint runs the OpenAI server; arguments go straight to it.
-        inv = Invocation(form="docker-run", label=label, tokens=rest, env={**env, **container_env}, line=line)
+    inv = _container_launch(image, entrypoint, args[i:], {**env, **container_env}, label, line, file)
+    if inv is None:
+        return None
     inv.form = "docker-run"
     inv.image = image
     inv.version = version_hint(image, args[i].loc)
@@ -140,6 +183,19 @@ def _docker_run(args: list[Token], env: dict[str, str], label: str, line: Option
         if count is not None:
             inv.gpu_count = Hint(count, f"docker --gpus {gpus.text}", gpus.loc)
     return inv
+
+
+def _container_launch(image: str, entrypoint: Optional[str], args: list[Token], env: dict[str, str], label: str,
+                      line: Optional[int], file: Optional[str]) -> Optional[Invocation]:
+    """What `docker run IMAGE ARGS` runs: vLLM's image takes serve arguments; any image may run a vLLM command."""
+    rest = args[1:]
+    names_program = bool(rest) and not rest[0].text.startswith("-")
+    if is_vllm_image(image) and not entrypoint and not (names_program and _program(rest[0]) in ("vllm", "python",
+                                                                                                 "python3")):
+        # The vllm/vllm-openai image's entrypoint runs the OpenAI server; arguments go straight to it.
+        return Invocation(form="docker-run", label=label, tokens=rest, env=env, line=line)
+    command = ([Token(entrypoint, args[0].loc)] if entrypoint else []) + rest
+    return find_launch(command, env, "docker-run", label, file) if command else None
 
 
 def docker_gpu_count(value: str, visible: Optional[str]) -> Optional[int]:

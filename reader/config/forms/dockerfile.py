@@ -21,7 +21,7 @@ from ..model import Note, SourceLoc
 from ..shell import Expander
 from ..tokens import Token
 from .images import is_vllm_image, version_hint
-from .scripts import argv_invocation
+from .scripts import argv_invocation, is_shell_c
 
 Command = Union[list[str], str]  # exec form, or shell form
 
@@ -201,7 +201,7 @@ def _argv(command: tuple[Command, int], path: Optional[str]) -> list[Token]:
 
 def _exec_form_notes(inv: Invocation, argv: list[Token]) -> None:
     literal = sorted({u for tok in argv for u in tok.unresolved})
-    if literal:
+    if literal and not is_shell_c(argv):  # `["/bin/sh", "-c", "..."]`: the shell it runs does expand
         inv.notes.append(Note(level="warning", loc=argv[0].loc, message=(
             f"the exec form (JSON list) does not expand {', '.join(literal)}: vLLM receives the text as written. "
             "Use the shell form, or write the value itself")))

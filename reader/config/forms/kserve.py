@@ -20,10 +20,10 @@ from ..model import Note, SourceLoc
 from ..tokens import Token
 from ..yamlsafe import YamlDoc
 from .gpu_hints import gpu_from_labels
-from .manifests import container_invocation, containers, gpu_limit, gpu_name_hint, str_list
+from .manifests import container_invocation, containers, gpu_limit, gpu_name_hint, set_replicas, str_list
+from .storage_uri import serve_storage_uri
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
-_MOUNT = "/mnt/models"
 _HF_SERVER_OWN = {"--model_name", "--model_id", "--model_dir", "--model_revision", "--tokenizer_revision", "--backend",
                   "--task", "--return_probabilities", "--disable_lower_case", "--disable_special_tokens",
                   "--tensor_input_names", "--return_token_type_ids", "--return_raw_logits", "--max_length",
@@ -73,9 +73,13 @@ def inference_service(doc: YamlDoc, runtimes: dict[str, YamlDoc], file: Optional
     labels = gpu_from_labels(data)
     if labels is not None and inv.gpu_name is None:
         inv.gpu_name = gpu_name_hint(labels, SourceLoc(file=file, line=doc.line(("spec", "predictor"))), inv.notes)
+    predictor = (data.get("spec") or {}).get("predictor") or {}
+    set_replicas(inv, predictor.get("minReplicas"), "InferenceService spec.predictor.minReplicas",
+                 SourceLoc(file=file, line=doc.line(("spec", "predictor", "minReplicas"))))
     uri = spec.get("storageUri")
     if uri:
-        _serve_storage_uri(inv, str(uri), SourceLoc(file=file, line=doc.line(base + ("storageUri",))))
+        serve_storage_uri(inv, str(uri), SourceLoc(file=file, line=doc.line(base + ("storageUri",))),
+                          "spec.predictor.model.storageUri")
     return [inv]
 
 
@@ -133,20 +137,6 @@ def _hf_server_options(inv: Invocation) -> None:
         inv.notes.append(Note(level="info", loc=kept[0].loc if kept else None, message=(
             "KServe's Hugging Face server options " + ", ".join(dict.fromkeys(dropped))
             + " are not vLLM flags and are set aside")))
-
-
-def _serve_storage_uri(inv: Invocation, uri: str, loc: SourceLoc) -> None:
-    """KServe downloads storageUri to /mnt/models: a model argument pointing there serves the URI."""
-    for i, tok in enumerate(inv.tokens):
-        flag, eq, value = tok.text.partition("=")
-        mount = value if eq and flag in ("--model", "--model_dir") else tok.text
-        if mount.rstrip("/") == _MOUNT:
-            inv.tokens[i] = Token(f"{flag}={uri}" if eq else uri, tok.loc, (), tok.spelling)
-            inv.notes.append(Note(level="info", loc=loc, message=(
-                f"KServe downloads spec.predictor.model.storageUri to {_MOUNT}, so the model served is {uri}")))
-            return
-    if inv.model is None:
-        inv.model = Hint(uri, "spec.predictor.model.storageUri", loc)
 
 
 def _env(value: Any) -> dict[str, str]:

@@ -62,8 +62,30 @@ def invocations_from_manifests(docs: list[YamlDoc], file: Optional[str], text_li
                 inv.num_nodes = Hint(group[2], group[1], SourceLoc(file=file, line=doc.line(("spec",))))
             if labels_gpu and inv.gpu_name is None:
                 inv.gpu_name = gpu_name_hint(labels_gpu, SourceLoc(file=file, line=doc.line(path)), inv.notes)
+            if kind in _REPLICATED:
+                set_replicas(inv, (data.get("spec") or {}).get("replicas"), f"{kind} spec.replicas",
+                             SourceLoc(file=file, line=doc.line(("spec", "replicas"))))
             found.append(inv)
     return found
+
+
+# Workloads whose spec.replicas copies the whole launch (for a LeaderWorkerSet: whole groups, each one vLLM).
+_REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet")
+
+
+def set_replicas(inv: Invocation, value: Any, origin: str, loc: SourceLoc) -> None:
+    """Copies of the launch behind one service: read, and said when there are several."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        return
+    if count < 1:
+        return
+    inv.replicas = Hint(count, origin, loc)
+    if count > 1:
+        inv.notes.append(Note(level="info", loc=loc, message=(
+            f"{count} replicas ({origin}): each runs this launch on its own GPUs, and every figure here is one "
+            "replica's; a workload given with `scope: service` is split between them in the diagnosis")))
 
 
 def _group_gpus(data: dict[str, Any], kind: str) -> Optional[tuple[int, str, int]]:

@@ -18,7 +18,7 @@ from ..model import Note, SourceLoc
 from ..shell import Heredoc, ShellCommand, run_script
 from ..tokens import Token
 from ..yamlsafe import load_yaml_documents
-from .commands import find_launch
+from .commands import find_launch, note_wrapper, wrapper_env
 from .config_yaml import is_vllm_config
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
@@ -37,6 +37,7 @@ def script_invocations(text: str, path: Optional[str], set_vars: dict[str, str],
                               set_vars)
         if inv is not None:
             _config_file(inv, tokens, written, path, first_line)
+            note_dropped(inv, command.dropped, SourceLoc(file=path, line=command.line + first_line - 1))
             found.append(inv)
         for doc in command.heredocs:
             found += _heredoc_launches(command, doc, path, set_vars, form, first_line, written, read_other)
@@ -48,18 +49,38 @@ def script_invocations(text: str, path: Optional[str], set_vars: dict[str, str],
     return found
 
 
+def note_dropped(inv: Invocation, dropped: list[str], loc: SourceLoc) -> None:
+    """One note for every `${X:+...}` of an undefined X: what a shell with them unset gives, and how to set them."""
+    if not dropped:
+        return
+    names = [m.group(1) for m in (re.match(r"\$\{(\w+)", text) for text in dropped) if m]
+    shown = dropped if len(dropped) <= 3 else dropped[:3] + [f"and {len(dropped) - 3} more"]
+    subject = f"{shown[0]} is" if len(dropped) == 1 else f"{', '.join(shown)} are"
+    inv.notes.append(Note(level="info", loc=loc, message=(
+        f"{subject} read as empty: {', '.join(names) if len(names) <= 3 else 'their variables'} "
+        f"{'is' if len(names) == 1 else 'are'} not defined in this file, and a shell with "
+        f"{'it' if len(names) == 1 else 'them'} unset adds nothing. Supply {'it' if len(names) == 1 else 'them'} "
+        f"with --set {names[0] if names else 'NAME'}=VALUE to read what {'it adds' if len(names) == 1 else 'they add'}")))
+
+
 def argv_invocation(tokens: list[Token], env: dict[str, str], form: str, label: str, path: Optional[str],
                     set_vars: Optional[dict[str, str]] = None) -> Optional[Invocation]:
     """The launch an argument vector starts, including `sh -c 'script'` (the launch inside the script)."""
     inv = find_launch(list(tokens), dict(env), form, label, path)
-    if inv is not None or not is_shell_c(tokens):
+    at = next((k for k in range(len(tokens)) if is_shell_c(tokens[k:])), None)
+    if inv is not None or at is None:
         return inv
-    script = next(tok for tok in tokens[1:] if not tok.text.startswith("-"))
+    script = next(tok for tok in tokens[at + 1:] if not tok.text.startswith("-"))
     line = script.loc.line if script.loc and script.loc.line else 1
-    inner = script_invocations(script.text, path, {**(set_vars or {}), **env}, form, first_line=line)
-    if inner:
-        inner[0].label = label
-    return inner[0] if inner else None
+    outer_env = {**env, **wrapper_env(tokens[:at])}
+    inner = script_invocations(script.text, path, {**(set_vars or {}), **outer_env}, form, first_line=line)
+    if not inner:
+        return None
+    inner[0].label = label
+    inner[0].env = {**outer_env, **inner[0].env}
+    if at:
+        note_wrapper(inner[0], tokens[:at])
+    return inner[0]
 
 
 def is_shell_c(tokens: list[Token]) -> bool:

@@ -25,6 +25,7 @@ from .images import is_vllm_image, version_hint
 from .manifests import container_invocation, gpu_limit, gpu_name_hint, script_first_line
 from .ray_serve import llm_config_launches
 from .scripts import argv_invocation, script_invocations
+from .storage_uri import MOUNT, serve_storage_uri, storage_uri_in
 
 ReadOther = Callable[[str, int], list[Invocation]]
 
@@ -183,6 +184,16 @@ def _context(search: Search, inv: Invocation) -> None:
         hint = gpu_from_labels(search.doc.data)
         if hint is not None:
             inv.gpu_name = gpu_name_hint(hint, loc, inv.notes)
+    _storage_uri(search, inv)
+
+
+def _storage_uri(search: Search, inv: Invocation) -> None:
+    """A KServe chart's values: the runtime's `--model=/mnt/models` serves the `storageUri` (or `model.uri`) given."""
+    found = storage_uri_in(search.doc.data) if any(MOUNT in tok.text for tok in inv.tokens) else None
+    if found is not None:
+        uri, path = found
+        key = ".".join(str(p) for p in path) + (".uri" if path[-1] == "model" else "")
+        serve_storage_uri(inv, uri, SourceLoc(file=search.file, line=search.doc.line(path)), key)
 
 
 def _path_of(search: Search, inv: Invocation) -> Path:

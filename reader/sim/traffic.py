@@ -1,4 +1,5 @@
-"""The traffic a plan must carry, and the share of it one replica sees.
+"""The traffic a service carries (a plan sizes for it; a diagnosis of several replicas splits it), and the share
+of it one replica sees.
 
 A workload's arrivals say what "load" means: a rate (Poisson or gamma arrivals, or a trace with
 timestamps), a number of clients (a closed loop), or a batch (everything at t=0). Replicas behind a
@@ -15,7 +16,7 @@ from typing import Literal, Optional, Union
 import numpy as np
 
 from ..errors import ReaderError
-from ..sim.workload import Workload, WorkloadSpec, generate
+from .workload import Workload, WorkloadSpec, generate
 
 Kind = Literal["rate", "clients", "batch", "trace"]
 UNITS = {"rate": "req/s", "clients": "clients", "batch": "requests", "trace": "req/s"}
@@ -83,13 +84,13 @@ class Traffic:
         else:
             self.kind, self.total = "batch", float(spec.num_requests)
             if a.concurrency is not None:
-                raise ReaderError("a plan cannot split a batch that is sent with a concurrency cap between replicas; "
+                raise ReaderError("a batch sent with a concurrency cap cannot be split between replicas; "
                                   "give the workload a rate (or --target-rate) or a closed loop (process: closed).",
                                   key="--workload")
 
     def _from_trace(self, full: Workload, target_rate: Optional[float]) -> None:
         if full.num_requests < 2:
-            raise ReaderError("a trace needs at least two requests to plan for.", key="--workload")
+            raise ReaderError("a trace needs at least two requests to be split between replicas.", key="--workload")
         span = float(full.arrival[-1] - full.arrival[0])
         if span <= 0 and target_rate is None:
             raise ReaderError("every request of the trace arrives at the same time, so it has no rate; give "
