@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 60.0
 EX = "fixtures/examples/"
 # name -> plan arguments. Examples without SLOs get some; the draft-model example's config is refused by its
-# release, so the plan searches speculative decoding itself.
+# release, so --vary releases it (to vLLM's default: no speculative decoding).
 CASES = {
     "chat-8b": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--workload", "chat", "--slo-ttft-p99", "1000",
                 "--slo-itl-p99", "50", "--vllm-version", "0.18.0", "--price", "H100-SXM=2.49,H200-SXM=3.49,"
