@@ -52,6 +52,7 @@ class PlanRequest:
     vary: frozenset[str] = frozenset()
     budget_s: float = 300.0
     workers: Optional[int] = None
+    ray: Optional[str] = None  # a Ray cluster's address (or "auto") to run the trials on
     space: KnobSpace = field(default_factory=KnobSpace)
 
 
@@ -443,7 +444,7 @@ class Planner:
                           workload=self.traffic.share(n, load)) for c, n, load, _ in jobs]
         if self.progress is not None:
             self.progress(jobs[0][3], self.plan.counts.simulated, len(jobs))
-        trials = self.trials(self.root, changes, self.rule_errors, self.req.workers)
+        trials = self.trials(self.root, changes, self.rule_errors, self.req.workers, ray=self.req.ray)
         out = []
         for (c, n, load, stage), trial in zip(jobs, trials):
             out.append(len(self.plan.points))

@@ -18,8 +18,8 @@ PP_SIZES = (1, 2, 4, 8)
 # The knobs a plan searches (and reports), and the values tried before the bounds narrow them.
 KNOBS = ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype",
          "gpu_memory_utilization")
-BUDGETS = (512, 1024, 2048, 4096, 8192, 16384)
-SEQS = (64, 128, 256, 512, 1024)
+BUDGETS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+SEQS = (32, 64, 128, 256, 512, 1024)
 PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
 
 

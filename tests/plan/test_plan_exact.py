@@ -40,10 +40,10 @@ class Memo:
     def __init__(self):
         self.seen = {}
 
-    def __call__(self, root, changes, rule_errors, workers=None):
+    def __call__(self, root, changes, rule_errors, workers=None, **options):
         keys = [_key(c) for c in changes]
         todo = {k: c for k, c in zip(keys, changes) if k not in self.seen}
-        for k, trial in zip(todo, try_changes(root, list(todo.values()), rule_errors, workers)):
+        for k, trial in zip(todo, try_changes(root, list(todo.values()), rule_errors, workers, **options)):
             self.seen[k] = trial
         return [self.seen[k] for k in keys]
 
