@@ -129,3 +129,15 @@ def test_a_budget_that_runs_out_says_what_it_left_out():
     assert plan.skipped and "the search of" in plan.skipped[0]
     assert plan.counts.simulated == 0
     assert all(s.outcome in ("skipped", "below_floor", "needs_more_gpus", "does_not_start") for s in plan.shapes)
+
+
+def test_every_shape_says_why_it_lost(plan):
+    """Its cheapest setting meeting the SLOs and its cost, or the bound or the cost that rules it out."""
+    assert all(s.reason for s in plan.shapes)
+    won = [s for s in plan.shapes if s.outcome == "planned"]
+    assert won and all(s.replicas and s.reason.startswith("cheapest setting:") for s in won)
+    w = plan.winner
+    c = plan.candidates[w.candidate]
+    mine = next(s for s in won if (s.gpu, s.tp, s.pp) == (c.gpu, c.tp, c.pp))
+    assert mine.replicas == w.replicas and mine.candidate == w.candidate
+    assert all("no less than the plan found" in s.reason for s in plan.shapes if s.outcome == "not_cheaper")
