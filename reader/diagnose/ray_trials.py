@@ -30,8 +30,24 @@ def _connect(address: str) -> Any:
     except ImportError:
         raise ReaderError("--ray needs Ray: pip install 'vllm-reader[ray]'.", key="--ray") from None
     if not ray.is_initialized():
+        _reachable(address)
         try:
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise ReaderError(f"--ray {address}: cannot connect to a Ray cluster there ({err}).", key="--ray") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A HOST:PORT that takes no connection is said at once (Ray itself retries it for minutes)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+    except OSError as err:
+        raise ReaderError(f"--ray {address}: no Ray cluster answers there ({err.strerror or err}); give the head "
+                          "node's address (ray start --head prints it), or 'auto' on a node of the cluster.",
+                          key="--ray") from None

@@ -49,3 +49,13 @@ def test_a_sweep_on_ray_is_the_local_sweep(cluster):
     params = {"max_num_batched_tokens": [512, 2048]}
     local = run_sweep(root, params, rule_errors, workers=2)
     assert run_sweep(root, params, rule_errors, ray=cluster).model_dump_json() == local.model_dump_json()
+
+
+def test_an_address_no_cluster_answers_is_bad_input_at_once():
+    """Ray itself retries such an address for minutes."""
+    from reader.diagnose.ray_trials import _reachable
+    from reader.errors import ReaderError
+
+    with pytest.raises(ReaderError, match="no Ray cluster answers there"):
+        _reachable("127.0.0.1:1")
+    _reachable("auto")  # found by Ray itself, on a node of the cluster
