@@ -6,7 +6,7 @@ checked by the version's rules and sized by the capacity model before it is simu
 1. shapes: every GPU type x TP x PP within a node. Refused by the rules, not starting, or unable by
    the bounds (`bounds.py`) to meet an SLO: dropped with the reason.
 2. per shape, cheapest first, the knobs that decide the SLOs (token budget, max_num_seqs, KV-cache
-   dtype, chunked prefill) are searched jointly with the replica count: every setting of the grid
+   dtype, chunked prefill, long_prefill_token_threshold) are searched jointly with the replica count: every setting of the grid
    (narrowed by the shape's bounds) is simulated at the most replicas that could still beat the best
    plan found, and the fewest replicas any of them needs is found by bisection. This is exact over the
    grid because, at a fixed setting, more replicas never hurt at the per-replica load (each carries
@@ -241,7 +241,7 @@ class Planner:
         fp8 = bool(get_gpu(st.shape.gpu).fp8_tflops)
         grid = knob_grid(useful_budgets(base, st.bounds, self.slos, space.budgets), useful_seqs(st.bounds, space.seqs),
                          [d for d in space.kv_dtypes if d != "fp8" or fp8], self._chunking(), self.max_len,
-                         set(self.pinned))
+                         set(self.pinned), space.long_prefill)
         needed = self.traffic.per_replica(1, self.req.headroom)
         st.options, seen, floors = [], [], []
         for changes in grid:
@@ -514,6 +514,7 @@ def _pinned(root: Scenario, vary: frozenset[str]) -> dict[str, Any]:
 def _settings(sc: Scenario) -> dict[str, Any]:
     r = sc.resolved
     out = {k: r.value(k) for k in ("max_model_len",) + KNOBS}
+    out["long_prefill_token_threshold"] = r.value("long_prefill_token_threshold")
     out["speculative"] = f"{r.speculative.method} k={r.speculative.num_speculative_tokens}" if r.speculative else None
     out["kv_cache_tokens"] = int(sc.capacity.gpu_kv_cache_tokens.value)
     return out

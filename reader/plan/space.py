@@ -20,6 +20,8 @@ KNOBS = ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill", "kv
          "gpu_memory_utilization")
 BUDGETS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 SEQS = (32, 64, 128, 256, 512, 1024)
+# From this budget up, one long prompt can fill a step; a threshold of a quarter leaves room for the others.
+LONG_PREFILL_FROM = 2048
 PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
 
 
@@ -85,14 +87,16 @@ class KnobSpace:
     seqs: tuple[int, ...] = SEQS
     kv_dtypes: tuple[str, ...] = ("auto", "fp8")
     unchunked: bool = True  # also chunked prefill off (the budget then covers max_model_len)
+    long_prefill: bool = True  # also long_prefill_token_threshold at a quarter of budgets from LONG_PREFILL_FROM
     tp_sizes: tuple[int, ...] = TP_SIZES
     pp_sizes: tuple[int, ...] = PP_SIZES
 
 
 def knob_grid(budgets: list[int], seqs: list[int], dtypes: list[str], chunking: list[bool], max_len: int,
-              pinned: set[str]) -> list[dict[str, Any]]:
+              pinned: set[str], long_prefill: bool = False) -> list[dict[str, Any]]:
     """Every combination of the knob values (a pinned knob keeps the config's value). Without chunked prefill
-    the budget covers max_model_len; max_num_seqs above the budget is left out: vLLM refuses both."""
+    the budget covers max_model_len; max_num_seqs above the budget is left out: vLLM refuses both. With
+    long_prefill, chunked budgets from LONG_PREFILL_FROM also come with a threshold of a quarter of them."""
     budgets_or_pinned = [None] if "max_num_batched_tokens" in pinned else budgets
     seqs_or_pinned = [None] if "max_num_seqs" in pinned else seqs
     dtypes_or_pinned = [None] if "kv_cache_dtype" in pinned else dtypes
@@ -105,6 +109,9 @@ def knob_grid(budgets: list[int], seqs: list[int], dtypes: list[str], chunking: 
                        "kv_cache_dtype": None if dtype == "auto" else dtype,
                        "enable_chunked_prefill": None if chunked or "enable_chunked_prefill" in pinned else False}
             out.append({k: v for k, v in changes.items() if v is not None})
+            if long_prefill and chunked and budget is not None and budget >= LONG_PREFILL_FROM \
+                    and "long_prefill_token_threshold" not in pinned:
+                out.append({**out[-1], "long_prefill_token_threshold": budget // 4})
     return _unique(out)
 
 

@@ -18,7 +18,7 @@ from reader.plan.space import KnobSpace, Shape
 pytestmark = pytest.mark.slow
 
 SPACE = KnobSpace(budgets=(512, 1024, 2048, 4096, 8192), seqs=(64, 128, 256), kv_dtypes=("auto",), unchunked=False,
-                  tp_sizes=(1, 2, 4), pp_sizes=(1,))
+                  long_prefill=False, tp_sizes=(1, 2, 4), pp_sizes=(1,))
 QWEN = "vllm serve Qwen/Qwen2.5-32B-Instruct"
 LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
 CHAT = {"num_requests": 40, "seed": 5, "arrival": {"process": "poisson", "rate": 4.0},

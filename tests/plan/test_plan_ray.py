@@ -16,8 +16,8 @@ from reader.plan.space import KnobSpace
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = KnobSpace(budgets=(512, 2048), seqs=(64, 256), kv_dtypes=("auto",), unchunked=False, tp_sizes=(1, 2),
-                  pp_sizes=(1,))
+SMALL = KnobSpace(budgets=(512, 2048), seqs=(64, 256), kv_dtypes=("auto",), unchunked=False, long_prefill=False,
+                  tp_sizes=(1, 2), pp_sizes=(1,))
 FEW = {"num_requests": 40, "seed": 3, "arrival": {"process": "poisson", "rate": 4.0},
        "prompt_len": {"dist": "lognormal", "median": 500.0, "sigma": 0.6, "min": 32, "max": 3000},
        "output_len": {"dist": "lognormal", "median": 120.0, "sigma": 0.5, "min": 8, "max": 600}}

@@ -53,3 +53,11 @@ def test_pinned_knobs_are_never_moved():
     grid = knob_grid([512, 2048], [64, 128], ["auto", "fp8"], chunking=[True], max_len=8192,
                      pinned={"max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enable_chunked_prefill"})
     assert grid == [{}]
+
+
+def test_large_chunked_budgets_also_come_with_a_long_prefill_threshold():
+    grid = knob_grid([512, 4096], [64], ["auto"], chunking=[True, False], max_len=8192, pinned=set(),
+                     long_prefill=True)
+    assert {"max_num_batched_tokens": 4096, "max_num_seqs": 64, "long_prefill_token_threshold": 1024} in grid
+    assert not any("long_prefill_token_threshold" in c for c in grid if c["max_num_batched_tokens"] < 2048)
+    assert not any("long_prefill_token_threshold" in c for c in grid if c.get("enable_chunked_prefill") is False)
