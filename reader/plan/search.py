@@ -269,6 +269,8 @@ class Planner:
 
     def _meeting(self, options: list[_Option], n: int) -> list[tuple[_Option, int]]:
         """Each option simulated as one of n replicas at the sized load; those that meet the SLOs."""
+        if not options:
+            return []
         points = self._simulate([(o.candidate, n, self._sized(n), "search") for o in options])
         return [(o, i) for o, i in zip(options, points) if self.plan.points[i].meets_slos]
 
