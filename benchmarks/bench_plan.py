@@ -26,11 +26,17 @@ REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 60.0
 EX = "fixtures/examples/"
 # name -> plan arguments. Examples without SLOs get some; the draft-model example's config is refused by its
-# release, so the plan searches speculative decoding itself.
+# release, so --vary releases it (to vLLM's default: no speculative decoding).
 CASES = {
     "chat-8b": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--workload", "chat", "--slo-ttft-p99", "1000",
                 "--slo-itl-p99", "50", "--vllm-version", "0.18.0", "--price", "H100-SXM=2.49,H200-SXM=3.49,"
                 "A100-80GB-SXM=1.49,L40S=0.99", "--target-rate", "20"],
+    # issue 21's two runs as a new user tried them
+    "qwen-32b-prices": ["--model", "Qwen/Qwen2.5-32B-Instruct", "--workload", "chat", "--slo-itl-p99", "80",
+                        "--slo-ttft-p99", "2000", "--target-rate", "6", "--price",
+                        "H100-SXM=2.5,H200-SXM=3.6,A100-80GB-SXM=1.8,L40S=0.9"],
+    "qwen-32b-h100": ["--model", "Qwen/Qwen2.5-32B-Instruct", "--workload", "chat", "--gpus", "H100-SXM",
+                      "--slo-itl-p99", "60", "--slo-ttft-p99", "3000", "--target-rate", "3"],
     "h100-chat": [EX + "llama-3.1-8b-h100-chat.yaml"],
     "l40s-16-seqs": [EX + "llama-3.1-8b-l40s-16-seqs.sh"],
     "70b-long-context": [EX + "llama-3.1-70b-2xa100-long-context.yaml", "--slo-itl-p99", "60", "--slo-ttft-p99", "3000"],

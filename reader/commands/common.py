@@ -32,6 +32,9 @@ UsageOpt = Annotated[str, typer.Option("--usage-context", help="serve (vllm serv
 CalibrationOpt = Annotated[Optional[str], typer.Option("--calibration", help="A calibration profile from "
                                                        "`vllm-reader calibrate` (default: the shipped H200 profile).")]
 SloTtftOpt = Annotated[Optional[float], typer.Option("--slo-ttft-p99", min=0.001, help="TTFT P99 target, ms.")]
+RayOpt = Annotated[Optional[str], typer.Option("--ray", help="Run the trials on an existing Ray cluster: its address, "
+                                              "or 'auto' (needs pip install 'vllm-reader[ray]'; default: local "
+                                              "processes).")]
 SloItlOpt = Annotated[Optional[float], typer.Option("--slo-itl-p99", min=0.001, help="ITL P99 target, ms.")]
 
 

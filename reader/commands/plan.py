@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (CalibrationOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt, VersionOpt, WorkloadOpt,
-                     write_output)
+from .common import (CalibrationOpt, ModelOpt, PickOpt, RayOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt, VersionOpt,
+                     WorkloadOpt, write_output)
 
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "L40S")
 
@@ -47,6 +47,7 @@ def register(app: typer.Typer) -> None:
                                                         "(default: the workload's own count; fewer is faster and "
                                                         "noisier).")] = None,
         workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel processes.")] = None,
+        ray: RayOpt = None,
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="markdown|json")] = "markdown",
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
         write: Annotated[Optional[str], typer.Option("--write", help="Write the winner's files (vllm-config.yaml, "
@@ -69,7 +70,7 @@ def register(app: typer.Typer) -> None:
             raise ReaderError(f"unknown format '{fmt}': expected markdown or json.", key="--format")
         result = _run(config, model, workload, slo_ttft_p99, slo_itl_p99, gpus, max_gpus, gpus_per_node, price,
                       target_rate, headroom, vary, budget, seed, requests, workers, progress, vllm_version,
-                      set_values, pick, usage_context, calibration)
+                      set_values, pick, usage_context, calibration, ray)
         result = with_files(result)
         write_output(render_plan(result, fmt), output)
         if write:
@@ -80,7 +81,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, price, target_rate, headroom, vary,
-         budget, seed, requests, workers, progress, vllm_version, set_values, pick, usage_context, calibration=None):
+         budget, seed, requests, workers, progress, vllm_version, set_values, pick, usage_context, calibration=None,
+         ray=None):
     from ..config.flagtable import flag_table
     from ..diagnose.checks import rule_errors
     from ..diagnose.scenario import build_scenario, slos_from
@@ -118,7 +120,7 @@ def _run(config, model, workload, slo_ttft, slo_itl, gpus, max_gpus, per_node, p
         raise ReaderError(f"--vary {unknown[0]}: vLLM {resolved.version} has no such setting (give a flag name such "
                           "as max_num_seqs or max-num-batched-tokens).", key="--vary")
     request = PlanRequest(gpus=searched, max_gpus=max_gpus, gpus_per_node=per_node, prices=prices, headroom=headroom,
-                          vary=frozenset(varied), budget_s=budget, workers=workers)
+                          vary=frozenset(varied), budget_s=budget, workers=workers, ray=ray)
     line = ProgressLine("plan") if progress else None
     try:
         return Planner(root, traffic, request, rule_errors, line).run()

@@ -5,8 +5,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, SetOpt, SloItlOpt, SloTtftOpt, UsageOpt,
-                     VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in, stop_if_vllm_refuses, write_output)
+from .common import (CalibrationOpt, ConfigArg, GpuOpt, GpusOpt, ModelOpt, PickOpt, RayOpt, SetOpt, SloItlOpt,
+                     SloTtftOpt, UsageOpt, VersionOpt, WorkloadOpt, load_and_resolve, load_options, located_in,
+                     stop_if_vllm_refuses, write_output)
 
 NUMERIC_TYPES = ("int", "float", "human_int", "human_int_or_auto")
 
@@ -25,6 +26,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Optional[str], typer.Option("--plot", help="Write the scatter into this folder "
                                                     "(.svg, or DIR:png with the plot extra).")] = None,
         workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel processes.")] = None,
+        ray: RayOpt = None,
         vllm_version: VersionOpt = None,
         gpu: GpuOpt = None,
         gpus: GpusOpt = None,
@@ -54,7 +56,7 @@ def register(app: typer.Typer) -> None:
         params = parse_params(param, numeric)
         with located_in(resolved):
             base = build_scenario(resolved, slos_from(resolved))
-        result = run_sweep(base, params, rule_errors, workers)
+        result = run_sweep(base, params, rule_errors, workers, ray)
         write_output(render_sweep(result, fmt), output)
         if plot:
             from ..render.plots import write_chart

@@ -1,8 +1,9 @@
 """Trying changes: each set of flags re-resolved, checked, sized and simulated, in parallel processes.
 
 Shared by the what-ifs, the sweep and the plan (whose changes also move the GPU type and count and
-the traffic one replica sees). The base scenario reaches the workers by fork (a module global set
-before the pool starts), so only the changes travel to them.
+the traffic one replica sees). The base scenario reaches local workers by fork (a module global set
+before the pool starts), so only the changes travel to them; with `ray` (an address, or "auto") the
+same trials run as tasks on an existing Ray cluster (`ray_trials.py`), their results in the same order.
 """
 from __future__ import annotations
 
@@ -34,11 +35,15 @@ _BASE: Optional[Scenario] = None
 
 
 def try_changes(base: Scenario, changes: "list[dict[str, Any]] | list[Change]", rule_errors: RuleErrors,
-                workers: Optional[int] = None, skip_no_effect: bool = False) -> list[Trial]:
+                workers: Optional[int] = None, skip_no_effect: bool = False, ray: Optional[str] = None) -> list[Trial]:
     """One Trial per set of changes. skip_no_effect: a change that leaves the simulation's inputs as
     they were is reported as "no_effect" instead of simulated again (the what-ifs, which already
     hold the base's result; a sweep wants every point measured)."""
     global _BASE
+    if ray is not None and changes:
+        from .ray_trials import on_ray
+
+        return on_ray(ray, base, list(changes), rule_errors, skip_no_effect)
     _BASE = base
     jobs = [(c, rule_errors, skip_no_effect) for c in changes]
     workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
@@ -52,9 +57,12 @@ def try_changes(base: Scenario, changes: "list[dict[str, Any]] | list[Change]", 
 
 
 def _trial(job: tuple["dict[str, Any] | Change", RuleErrors, bool]) -> Trial:
-    changes, rule_errors, skip_no_effect = job
-    base = _BASE
-    assert base is not None
+    assert _BASE is not None
+    return run_trial(_BASE, *job)
+
+
+def run_trial(base: Scenario, changes: "dict[str, Any] | Change", rule_errors: RuleErrors,
+              skip_no_effect: bool = False) -> Trial:
     scenario, refused = prepare(base, changes, rule_errors)
     if refused is not None:
         return refused

@@ -42,8 +42,7 @@ def shape_bounds(scenario: Any, slos_ms: dict[str, float], seqs_cap: int) -> Bou
     cached = wl.prefix_len.astype(float) if scenario.settings.enable_prefix_caching else np.zeros_like(prompt)
     uncached = np.maximum(prompt - cached, 1.0)
     itl_floor = _step(st, [1], [int(prompt.min())])
-    longest_uncached = int(np.percentile(uncached, 99))
-    ttft_floor = _step(st, [longest_uncached], [0])
+    ttft_floor = _step(st, [_p99_uncached(scenario)], [0])
     kv_tokens = float(scenario.capacity.gpu_kv_cache_tokens.value)
     footprint = float((prompt + output - cached).mean())
     kv_requests = kv_tokens / max(footprint, 1.0)
@@ -94,3 +93,35 @@ def min_replicas(b: Bounds, load_needed: float, integral: bool) -> int:
     if integral:
         return 1
     return max(1, math.ceil(load_needed / b.max_rate - 1e-9))
+
+
+def useful_budgets(scenario: Any, b: Bounds, slos_ms: dict[str, float], budgets: tuple[int, ...]) -> list[int]:
+    """The token budgets worth trying on a shape, narrowed by physics in both directions:
+
+    - TTFT: a prompt of L uncached tokens needs ceil(L / budget) steps, each at least the ITL floor, so a
+      budget that makes the P99 prompt's steps alone exceed the TTFT target cannot meet it (a sound cut).
+    - ITL: a step carrying `budget` prefill tokens stalls every decode in it; budgets above the first one
+      whose prefill step alone exceeds the ITL target only make such steps longer, and are not tried."""
+    out = list(budgets)
+    if "ttft" in slos_ms:
+        longest = _p99_uncached(scenario)
+        out = [x for x in out if math.ceil(longest / x) * b.itl_floor_ms <= slos_ms["ttft"]]
+    if "itl" in slos_ms:
+        over = [x for x in out if _step(scenario.step_time, [x], [0]) * 1000 > slos_ms["itl"]]
+        out = [x for x in out if not over or x <= over[0]]
+    return out
+
+
+def useful_seqs(b: Bounds, seqs: tuple[int, ...]) -> list[int]:
+    """max_num_seqs values worth trying: the KV cache bounds concurrency (twice its requests of mean footprint,
+    as running requests hold half their output on average), so values past the first that covers it admit
+    no more requests at once."""
+    covering = [s for s in seqs if s >= 2 * b.kv_requests]
+    return [s for s in seqs if not covering or s <= covering[0]]
+
+
+def _p99_uncached(scenario: Any) -> int:
+    wl = scenario.workload
+    prompt = wl.prompt_len.astype(float)
+    cached = wl.prefix_len.astype(float) if scenario.settings.enable_prefix_caching else np.zeros_like(prompt)
+    return int(np.percentile(np.maximum(prompt - cached, 1.0), 99))

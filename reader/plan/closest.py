@@ -1,7 +1,7 @@
 """Where nothing meets the SLOs: the nearest miss, the closest SLO, and what it would take."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from . import result as R
 from .scoring import p99
@@ -18,10 +18,15 @@ def nearest_miss(plan: R.Plan, pinned: dict[str, Any]) -> R.Closest:
         floor = min((b.itl_floor_ms if metric == "itl" else b.ttft_floor_ms for b in floors), default=None)
         out.gaps.append(R.SloGap(metric=metric, target_ms=target, best_p99_ms=min(p99s) if p99s else None,
                                  floor_ms=floor, met_somewhere=any(x <= target for x in p99s)))
-    ratios = [(g.best_p99_ms / g.target_ms, g.metric) for g in out.gaps if g.best_p99_ms is not None]
-    out.closest_metric = min(ratios)[1] if ratios else None
+    out.closest_metric = _binding(plan.points[out.point], plan.slos_ms) if out.point is not None else None
     out.needs = _refused(plan, pinned) + [n for g in out.gaps for n in _gap(g)] + _together(out) + _load(plan)
     return out
+
+
+def _binding(p: R.Point, slos: dict[str, float]) -> Optional[str]:
+    """The SLO the nearest miss is furthest over: the one whose relaxing would bring it closest to a plan."""
+    ratios = [(target / tail, metric) for metric, target in slos.items() if (tail := p99(p.metrics, metric))]
+    return min(ratios)[1] if ratios else None
 
 
 def _refused(plan: R.Plan, pinned: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ from .bounds import Bounds
 from .launch import Launch
 
 SCHEMA_VERSION = 1
-Stage = Literal["coarse", "fine", "capacity", "target"]
+Stage = Literal["search", "capacity", "target"]
 Outcome = Literal["planned", "refused_by_rules", "does_not_start", "below_floor", "needs_more_gpus", "slos_missed",
                   "not_cheaper", "skipped"]
 
@@ -25,7 +25,7 @@ class Candidate(BaseModel):
     gpu: str
     tp: int
     pp: int = 1
-    changes: dict[str, Any] = Field(default_factory=dict)  # knobs moved from the shape's base (vLLM's defaults)
+    changes: dict[str, Any] = Field(default_factory=dict)  # knobs set on the shape (the rest: vLLM's defaults)
     settings: dict[str, Any] = Field(default_factory=dict)  # the searched knobs' values as vLLM resolves them
 
     @property
@@ -56,11 +56,12 @@ class ShapeResult(BaseModel):
     pp: int
     gpus: int
     outcome: Outcome
-    reason: str = ""
     bounds: Optional[Bounds] = None
-    min_replicas: Optional[int] = None  # from the rate bound
-    replicas: Optional[int] = None  # fewest replicas meeting the SLOs, with the base knobs
-    candidate: Optional[int] = None  # the base candidate of this shape
+    reason: str = ""  # its cheapest setting meeting the SLOs, or the bound or cost that rules it out
+    min_replicas: Optional[int] = None  # from the rate bound, over its knob settings
+    replicas: Optional[int] = None  # fewest replicas meeting the SLOs, over its knob settings
+    candidate: Optional[int] = None  # its cheapest setting (vLLM's defaults until one is found)
+    cost_per_hour: Optional[float] = None  # of its cheapest setting, where prices are given
 
 
 class Sizing(BaseModel):

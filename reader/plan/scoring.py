@@ -34,6 +34,19 @@ def margin(m: Any, slos: dict[str, float], overload: Optional[float]) -> float:
     return min(ratios)
 
 
+def judge(p: R.Point, kind: str, slos: dict[str, float], evidence: Any) -> R.Point:
+    """Fill in a simulated point's overload (rates), margin and whether it meets the SLOs: every SLO met, and
+    the replica keeps up with its load."""
+    m = p.metrics
+    if m is None:
+        return p
+    if kind in ("rate", "trace") and m.request_throughput:
+        p.overload = overload(p.load, m, evidence)
+    p.margin = margin(m, slos, p.overload)
+    p.meets_slos = m.completed > 0 and p.margin >= 1.0 and p.overload is None
+    return p
+
+
 def score(p: R.Point) -> tuple:
     """At one load: meeting the SLOs first, then the margin to them, then output throughput."""
     m = p.metrics

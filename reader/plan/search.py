@@ -1,20 +1,21 @@
 """plan: the cheapest replica configuration and count that meets the SLOs at the target load.
 
-A coarse-to-fine search over the what-if trial runner (`diagnose.trials`); every candidate is
-resolved again, checked by the version's rules and sized by the capacity model before it is
-simulated, and only survivors reach the simulator:
+An exact search over the what-if trial runner (`diagnose.trials`): every candidate is resolved again,
+checked by the version's rules and sized by the capacity model before it is simulated.
 
 1. shapes: every GPU type x TP x PP within a node. Refused by the rules, not starting, or unable by
-   the bounds (`bounds.py`) to meet an SLO or the load within --max-gpus: dropped with the reason.
-2. coarse: per shape, with vLLM's defaults for the knobs, the fewest replicas meeting the SLOs at the
-   load with headroom (gallop up from the rate bound, then bisect), all shapes of a round in parallel.
-   Within a GPU type, a shape that cannot use fewer GPUs than one already found stops.
-3. fine: on the best shapes, each knob moved alone, then the best moves combined; then one replica
-   fewer, while some setting still meets the SLOs.
-4. sizing: the winner at the target load (no headroom), and its per-replica capacity, bracketed.
+   the bounds (`bounds.py`) to meet an SLO: dropped with the reason.
+2. per shape, cheapest first, the knobs that decide the SLOs (token budget, max_num_seqs, KV-cache
+   dtype, chunked prefill, long_prefill_token_threshold) are searched jointly with the replica count: every setting of the grid
+   (narrowed by the shape's bounds) is simulated at the most replicas that could still beat the best
+   plan found, and the fewest replicas any of them needs is found by bisection. This is exact over the
+   grid because, at a fixed setting, more replicas never hurt at the per-replica load (each carries
+   less; tests/plan/test_plan_exact.py checks it, and the whole search against brute force).
+3. sizing: the winner at the target load (no headroom), and its per-replica capacity, bracketed.
 
-Deterministic for a seed: every round's trials are fixed by earlier results, and their results come
-back in order. A --budget cut ends the search between rounds and says what it left out.
+A shape whose one replica already costs as much as the best plan is never simulated. Deterministic for
+a seed: every round's trials are fixed by earlier results, and their results come back in order. A
+--budget cut ends the search between rounds and says what it left out.
 """
 from __future__ import annotations
 
@@ -31,16 +32,14 @@ from ..diagnose.trials import RuleErrors, Trial, prepare, same_simulation, try_c
 from ..sim.traffic import Traffic
 from ..sim.workload import describe
 from . import result as R
-from .bounds import Bounds, below_floor, min_replicas, shape_bounds
-from .launch import build_launch
+from .bounds import Bounds, below_floor, min_replicas, shape_bounds, useful_budgets, useful_seqs
 from .closest import nearest_miss
-from .scoring import OVERLOADED, margin, mark_pareto, miss_words, overload, p99, score
-from .space import KNOBS, PARALLEL, Shape, Signals, knob_variants, model_max_len, shapes
+from .launch import build_launch
+from .scoring import judge, mark_pareto, miss_words, score
+from .space import KNOBS, PARALLEL, KnobSpace, Shape, knob_grid, model_max_len, shapes
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, simulations done, simulations in this round)
-SEQS_CAP = 2048  # the largest max_num_seqs a plan tries
-FINE_ROUNDS = 8  # rounds of knob moves on the finalists
-STEPS = (2.0, 1.5)  # numeric knobs move by x2 until that stops helping, then by x1.5
+TrialsFn = Callable[..., list[Trial]]  # try_changes, or what runs its trials elsewhere
 
 
 @dataclass
@@ -53,63 +52,35 @@ class PlanRequest:
     vary: frozenset[str] = frozenset()
     budget_s: float = 300.0
     workers: Optional[int] = None
-    finalists: int = 3
+    ray: Optional[str] = None  # a Ray cluster's address (or "auto") to run the trials on
+    space: KnobSpace = field(default_factory=KnobSpace)
+
+
+@dataclass
+class _Option:
+    """One knob setting on a shape, checked and bounded."""
+
+    candidate: int
+    fewest: int  # the rate bound's fewest replicas
 
 
 @dataclass
 class _ShapeState:
-    """The coarse stage's replica search on one shape."""
-
     shape: Shape
     result: R.ShapeResult
-    candidate: int
-    bounds: Bounds
-    n_min: int
+    bounds: Bounds  # with vLLM's defaults for the knobs
     n_cap: int
-    lo: int  # the most replicas known to miss the SLOs (n_min - 1 before any test)
-    hi: Optional[int] = None  # the fewest known to meet them
-    hi_point: Optional[int] = None
-    last_fail: Optional[int] = None  # index of the last failing point
-    done: bool = False
-
-    @property
-    def fewest_gpus(self) -> int:
-        """The fewest GPUs this shape could still meet the SLOs with."""
-        return (self.lo + 1) * self.shape.gpus
-
-    def next_n(self, points: list[R.Point]) -> Optional[int]:
-        if self.hi is not None:
-            return (self.lo + self.hi) // 2 if self.hi - self.lo > 1 else None
-        if self.last_fail is None:
-            return self.n_min
-        if self.lo >= self.n_cap or self._stalled(points):
-            return None
-        miss = points[self.last_fail]
-        growth = miss.overload * 1.1 if miss.overload and miss.overload >= OVERLOADED else 1.5
-        return min(self.n_cap, max(self.lo + 1, math.ceil(self.lo * growth)))
-
-    def _stalled(self, points: list[R.Point]) -> bool:
-        """More replicas stopped helping: twice the first count, and the SLO margin moved less than 5%."""
-        tried = [p for p in points if p.stage == "coarse" and p.candidate == self.candidate and p.margin is not None]
-        if len(tried) < 2 or tried[-1].replicas < 2 * tried[0].replicas:
-            return False
-        return tried[-1].margin <= tried[-2].margin * 1.05 and not (tried[-1].overload or 0) >= OVERLOADED
-
-
-@dataclass
-class _Finalist:
-    gpu: str
-    candidate: int
-    replicas: int
-    feasible: bool
-    shape: Shape
-    fewest: int  # the rate bound's fewest replicas: no use trying below
+    options: Optional[list[_Option]] = None  # built when the shape is searched
+    found: Optional[tuple[int, int, int]] = None  # (candidate, replicas, point) of its cheapest setting
+    refusal: Optional[str] = None  # why the first knob setting refused was
 
 
 class Planner:
     def __init__(self, root: Scenario, traffic: Traffic, req: PlanRequest, rule_errors: RuleErrors,
-                 progress: Optional[ProgressFn] = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 progress: Optional[ProgressFn] = None, clock: Callable[[], float] = time.monotonic,
+                 trials: TrialsFn = try_changes) -> None:
         self.root, self.traffic, self.req, self.rule_errors = root, traffic, req, rule_errors
+        self.trials = trials
         self.progress = progress
         self.clock = clock
         self.started = clock()
@@ -117,8 +88,7 @@ class Planner:
         self.pinned = _pinned(root, req.vary)
         # A flag released with --vary starts from vLLM's default (None removes the config's value).
         self.released = {dest: None for dest in req.vary if dest in root.resolved.deployment.flags}
-        lookahead = 0
-        self.max_len = self.pinned.get("max_model_len") or model_max_len(root.workload.longest_request, lookahead)
+        self.max_len = self.pinned.get("max_model_len") or model_max_len(root.workload.longest_request)
         self.plan = R.Plan(
             tool_version=__version__, source=root.resolved.deployment.source,
             model=root.resolved.deployment.model or root.resolved.require_model().id,
@@ -137,11 +107,15 @@ class Planner:
 
     def run(self) -> R.Plan:
         states = self._shapes()
-        self._coarse(states)
-        finalists = self._finalists(states)
-        if finalists:
-            self._fine(finalists)
-        self._choose(states, finalists)
+        best = None
+        for st in sorted(states, key=lambda st: (self._cost(st.shape, self._fewest(st)), st.shape)):
+            if self._over_budget():
+                self._skip(st)
+                continue
+            self._search(st, best)
+            if st.found is not None and (best is None or self._cost(st.shape, st.found[1]) < best[0]):
+                best = (self._cost(st.shape, st.found[1]), st)
+        self._choose(states, best[1] if best else None)
         mark_pareto(self.plan.points)
         if self.plan.winner is None:
             self.plan.closest = nearest_miss(self.plan, self.pinned)
@@ -149,19 +123,15 @@ class Planner:
 
     def _shapes(self) -> list[_ShapeState]:
         model = self.root.resolved.require_model()
+        space = self.req.space
         found, left_out = shapes([get_gpu(g) for g in self.req.gpus], model, self.req.max_gpus,
-                                 self.req.gpus_per_node)
+                                 self.req.gpus_per_node, space.tp_sizes, space.pp_sizes)
         self.plan.notes += [f"not searched: {why}" for why in left_out]
         found = self._calibrated(found)
         if "tensor_parallel_size" in self.root.resolved.deployment.flags:
             self.plan.notes.append("the config's parallel sizes are searched with the GPU type (they belong to it)")
         self.plan.counts.shapes = len(found)
-        states = []
-        for shape in found:
-            state = self._shape(shape)
-            if state is not None:
-                states.append(state)
-        return states
+        return [st for st in (self._shape(shape) for shape in found) if st is not None]
 
     def _calibrated(self, found: list[Shape]) -> list[Shape]:
         """With a calibration profile, the shapes it was fitted for: its step-time coefficients (and memory terms)
@@ -205,248 +175,167 @@ class Planner:
             self._count(res.outcome)
             return None
         res.candidate = index
-        sc = self.scenarios[index]
-        b = shape_bounds(sc, self.slos, self._seqs_cap(sc))
-        res.bounds = b
-        floor = below_floor(b, self.slos)
-        if floor is not None:
-            res.outcome, res.reason = "below_floor", floor
-            self._count("below_floor")
-            return None
+        seqs_cap = self._seqs(self.scenarios[index], max(self.req.space.seqs))
+        res.bounds = shape_bounds(self.scenarios[index], self.slos, seqs_cap)
+        return _ShapeState(shape=shape, result=res, bounds=res.bounds, n_cap=self.req.max_gpus // shape.gpus)
+
+    def _fewest(self, st: _ShapeState) -> int:
+        """The rate bound's fewest replicas with the default knobs: the order shapes are searched in (only)."""
+        return min_replicas(st.bounds, self.traffic.per_replica(1, self.req.headroom), self.traffic.integral)
+
+    def _search(self, st: _ShapeState, best: Optional[tuple[float, _ShapeState]]) -> None:
+        """The fewest replicas any knob setting of the shape needs, below what would cost as much as `best`.
+        A setting that misses at n replicas misses at fewer: every setting is simulated from the rate bound's
+        count up, doubling, until some meet; those are bisected down together."""
+        top = self._top(st, best)
+        if top < 1:
+            return self._lose(st, "not_cheaper", f"one replica costs {self._money(st.shape, 1)}, no less than the "
+                              f"plan found ({self._money(best[1].shape, best[1].found[1])} on {best[1].shape.label})")
+        options = self._options(st)
+        live = [o for o in options if o.fewest <= top]
+        if not options or not live:
+            return self._unreachable(st, options, top, best)
+        st.result.min_replicas = min(o.fewest for o in live)
+        lo, hi, met = self._gallop(live, top)
+        if not met:
+            return self._skip(st) if self._over_budget() else self._missed(st, live, top, best)
+        while hi - lo > 1 and not self._over_budget():
+            mid = (lo + hi) // 2
+            got = self._meeting([o for o, _ in met if o.fewest <= mid], mid)
+            lo, hi, met = (lo, mid, got) if got else (mid, hi, met)
+        if hi - lo > 1:
+            self.plan.skipped.append(f"fewer than {hi} replicas of {st.shape.label} (the --budget ran out)")
+        option, point = max(met, key=lambda op: (score(self.plan.points[op[1]]), -op[0].candidate))
+        st.found = (option.candidate, hi, point)
+        changes = self.plan.candidates[option.candidate].changes
+        st.result.outcome, st.result.replicas, st.result.candidate = "planned", hi, option.candidate
+        st.result.cost_per_hour = self._price(st.shape.gpu, hi * st.shape.gpus)
+        st.result.reason = (f"cheapest setting: {hi} replica(s) with {_words(changes)}, "
+                            f"{self._money(st.shape, hi)}")
+
+    def _gallop(self, live: list[_Option], top: int) -> tuple[int, int, list[tuple[_Option, int]]]:
+        """(most replicas known to miss, fewest known to meet, the settings meeting there); none meeting at top:
+        an empty list. A setting is simulated at n only where its rate bound allows n."""
+        lo = min(o.fewest for o in live) - 1
+        n = lo + 1
+        while not self._over_budget():
+            met = self._meeting([o for o in live if o.fewest <= n], n)
+            if met or n >= top:
+                return lo, n, met
+            lo, n = n, min(top, 2 * n)
+        return lo, n, []
+
+    def _top(self, st: _ShapeState, best: Optional[tuple[float, _ShapeState]]) -> int:
+        """The most replicas worth trying: within --max-gpus, and costing less than the best plan found."""
+        if best is None:
+            return st.n_cap
+        per_replica = self._cost(st.shape, 1)
+        return min(st.n_cap, math.ceil(best[0] / per_replica - 1e-9) - 1)
+
+    def _options(self, st: _ShapeState) -> list[_Option]:
+        """The shape's knob grid, narrowed by its bounds, each setting checked by the rules and the capacity
+        model; a setting below an SLO floor is dropped, the rest carry their rate bound."""
+        if st.options is not None:
+            return st.options
+        base, space = self.scenarios[st.result.candidate], self.req.space
+        fp8 = bool(get_gpu(st.shape.gpu).fp8_tflops)
+        grid = knob_grid(useful_budgets(base, st.bounds, self.slos, space.budgets), useful_seqs(st.bounds, space.seqs),
+                         [d for d in space.kv_dtypes if d != "fp8" or fp8], self._chunking(), self.max_len,
+                         set(self.pinned), space.long_prefill)
         needed = self.traffic.per_replica(1, self.req.headroom)
-        n_min = min_replicas(b, needed, self.traffic.integral)
-        n_cap = self.req.max_gpus // shape.gpus
-        res.min_replicas = n_min
-        if n_min > n_cap:
-            res.outcome = "needs_more_gpus"
-            res.reason = (f"at best one replica completes {b.max_rate:.3g} req/s (a decode batch of {b.batch}, the KV "
-                          f"cache holds {b.kv_requests:.0f} requests), so {self.traffic.total:g} {self.traffic.unit} "
-                          f"with {self.req.headroom:.0%} headroom needs {n_min} replicas = {n_min * shape.gpus} GPUs, "
-                          f"more than --max-gpus {self.req.max_gpus}")
-            self._count("needs_more_gpus")
-            return None
-        return _ShapeState(shape=shape, result=res, candidate=index, bounds=b, n_min=n_min, n_cap=n_cap, lo=n_min - 1)
+        st.options, seen, floors = [], [], []
+        for changes in grid:
+            index, refusal = self._candidate(st.shape, changes, same_as=seen)
+            if index is None:
+                st.refusal = st.refusal or refusal.why_not
+            if index is None or index in seen:
+                continue
+            seen.append(index)
+            sc = self.scenarios[index]
+            b = shape_bounds(sc, self.slos, self._seqs(sc, int(sc.resolved.value("max_num_seqs"))))
+            floor = below_floor(b, self.slos)
+            if floor is not None:
+                floors.append(floor)
+                continue
+            st.options.append(_Option(index, min_replicas(b, needed, self.traffic.integral)))
+        if floors and not st.options:
+            self._lose(st, "below_floor", floors[0])
+        return st.options
 
-    def _coarse(self, states: list[_ShapeState]) -> None:
-        while True:
-            jobs = []
-            for st in self._cheapest_first(states):
-                n = st.next_n(self.plan.points)
-                if n is None or self._cannot_beat(st, states):
-                    self._finish(st, states)
-                    continue
-                jobs.append((st, n))
-            if not jobs:
-                for st in states:
-                    if not st.done:
-                        self._finish(st, states)
-                return
-            if self._over_budget():
-                left = [st for st in states if not st.done]
-                for st in left:
-                    st.done = True
-                    if st.hi is None:
-                        st.result.outcome = "skipped"
-                        st.result.reason = "the --budget ran out before its replica search finished"
-                    else:
-                        st.result.replicas = st.hi
-                self.plan.skipped.append("coarse replica search of " + ", ".join(st.shape.label for st in left))
-                return
-            points = self._simulate([(st.candidate, n, self._sized(n), "coarse") for st, n in jobs])
-            for (st, n), index in zip(jobs, points):
-                p = self.plan.points[index]
-                if p.meets_slos:
-                    st.hi, st.hi_point = (n, index) if st.hi is None or n < st.hi else (st.hi, st.hi_point)
-                else:
-                    st.lo, st.last_fail = max(st.lo, n), index
+    def _chunking(self) -> list[bool]:
+        if "enable_chunked_prefill" in self.pinned:
+            return [bool(self.pinned["enable_chunked_prefill"])]
+        return [True, False] if self.req.space.unchunked else [True]
 
-    @staticmethod
-    def _cheapest_first(states: list[_ShapeState]) -> list[_ShapeState]:
-        """The shapes to try this round: per GPU type, those that could still use the fewest GPUs (a shape that
-        needs more waits: a cheaper one of its type may meet the SLOs and make it pointless)."""
-        active = [st for st in states if not st.done]
-        floor: dict[str, int] = {}
-        for st in active:
-            floor[st.shape.gpu] = min(floor.get(st.shape.gpu, st.fewest_gpus), st.fewest_gpus)
-        return [st for st in active if st.fewest_gpus == floor[st.shape.gpu] or st.hi is not None]
+    def _meeting(self, options: list[_Option], n: int) -> list[tuple[_Option, int]]:
+        """Each option simulated as one of n replicas at the sized load; those that meet the SLOs."""
+        if not options:
+            return []
+        points = self._simulate([(o.candidate, n, self._sized(n), "search") for o in options])
+        return [(o, i) for o, i in zip(options, points) if self.plan.points[i].meets_slos]
 
-    def _cannot_beat(self, st: _ShapeState, states: list[_ShapeState]) -> bool:
-        """Within one GPU type, a shape that needs at least as many GPUs as a plan already found stops."""
-        best = _fewest_found(st, states)
-        return best is not None and st.fewest_gpus >= best
-
-    def _finish(self, st: _ShapeState, states: list[_ShapeState]) -> None:
-        st.done = True
-        res = st.result
-        cannot_beat = self._cannot_beat(st, states)
-        # a bracket left open (fewer replicas untried) is only a fewest count when nothing cheaper was found
-        if st.hi is not None and (st.hi - st.lo <= 1 or not cannot_beat):
-            res.replicas = st.hi
+    def _unreachable(self, st: _ShapeState, options: list[_Option], top: int,
+                     best: Optional[tuple[float, _ShapeState]]) -> None:
+        if not options:
+            if st.result.outcome == "planned":
+                self._lose(st, "refused_by_rules", f"vLLM's rules or the capacity model refuse every knob setting "
+                                                   f"({st.refusal})")
             return
-        if cannot_beat:
-            res.outcome = "not_cheaper"
-            res.reason = "another shape of this GPU type meets the SLOs with as few GPUs or fewer"
-            return
-        res.outcome = "slos_missed"
-        last = self.plan.points[st.last_fail] if st.last_fail is not None else None
-        res.reason = (f"with vLLM's default knobs, {st.lo} replica(s) miss the SLOs"
-                      + (f" ({miss_words(last, self.slos)})" if last is not None else "")
-                      + ("; more replicas would exceed --max-gpus" if st.lo >= st.n_cap else
-                         "; more replicas stopped helping"))
+        fewest = min(o.fewest for o in options)
+        st.result.min_replicas = fewest
+        b = st.bounds
+        why = (f"at best one replica completes {b.max_rate:.3g} req/s (a decode batch of {b.batch}, the KV cache "
+               f"holds {b.kv_requests:.0f} requests), so {self.traffic.total:g} {self.traffic.unit} with "
+               f"{self.req.headroom:.0%} headroom needs {fewest} replicas = {fewest * st.shape.gpus} GPUs")
+        if top >= st.n_cap:
+            return self._lose(st, "needs_more_gpus", f"{why}, more than --max-gpus {self.req.max_gpus}")
+        self._lose(st, "not_cheaper", f"{why}, costing {self._money(st.shape, fewest)}: no less than the plan "
+                                      f"found ({self._money(best[1].shape, best[1].found[1])})")
 
-    def _finalists(self, states: list[_ShapeState]) -> list[_Finalist]:
-        """The shapes worth tuning: per GPU type the cheapest plan found (the cheapest `finalists` types), and
-        the nearest miss of a type without one: with vLLM's default knobs a shape may miss the SLOs and meet
-        them once the knobs move. Misses join when nothing was found, or (one) when the rate bound leaves them
-        room to be cheaper than the best plan found."""
-        met = sorted((st for st in states if st.hi is not None),
-                     key=lambda st: (self._cost(st.shape, st.hi), -(self.plan.points[st.hi_point].margin or 0)))
-        out: list[_Finalist] = []
-        for st in met:
-            if all(f.gpu != st.shape.gpu for f in out) and len(out) < self.req.finalists:
-                out.append(_Finalist(st.shape.gpu, st.candidate, st.hi, True, st.shape, st.n_min))
-        best = self._cost(met[0].shape, met[0].hi) if met else math.inf
-        room = self.req.finalists if not out else 1
-        missed = sorted((st for st in states if st.hi is None and st.last_fail is not None),
-                        key=lambda st: -(self.plan.points[st.last_fail].margin or 0))
-        for st in missed:
-            if room and all(f.gpu != st.shape.gpu for f in out) and self._cost(st.shape, st.n_min) < best:
-                out.append(_Finalist(st.shape.gpu, st.candidate, st.lo, False, st.shape, st.n_min))
-                room -= 1
-        return out
+    def _missed(self, st: _ShapeState, live: list[_Option], top: int,
+                best: Optional[tuple[float, _ShapeState]]) -> None:
+        tried = [p for p in self.plan.points[-len(live):]]
+        nearest = max(tried, key=lambda p: (p.margin or 0.0))
+        miss = miss_words(nearest, self.slos)
+        if top >= st.n_cap:
+            return self._lose(st, "slos_missed", f"none of its {len(live)} knob settings meets the SLOs with {top} "
+                                                 f"replica(s) (nearest: {miss}); more replicas would exceed "
+                                                 f"--max-gpus")
+        self._lose(st, "not_cheaper", f"none of its {len(live)} knob settings meets the SLOs with {top} replica(s) "
+                                      f"(nearest: {miss}); {top + 1} would cost no less than the plan found "
+                                      f"({self._money(best[1].shape, best[1].found[1])})")
 
-    def _fine(self, finalists: list[_Finalist]) -> None:
-        """Coordinate descent: each round moves, on every finalist, each knob its last simulation says binds,
-        and keeps the best move; a move that helped is offered again from there (a budget halved twice)."""
-        steps = list(STEPS)
-        for _ in range(FINE_ROUNDS):
-            proposals = {id(f): self._variants(f, steps[0]) for f in finalists}
-            if self._over_budget():
-                self.plan.skipped.append("knob tuning (the fine stage) on "
-                                         + ", ".join(f.shape.label for f in finalists))
-                return
-            if not self._score_round(finalists, proposals):
-                steps.pop(0)  # nothing moved at this step: a finer one, or done
-                if not steps:
-                    break
-        self._fewer_replicas(finalists)
+    def _lose(self, st: _ShapeState, outcome: str, reason: str) -> None:
+        st.result.outcome, st.result.reason = outcome, reason
+        if outcome in ("below_floor", "needs_more_gpus", "refused_by_rules"):
+            self._count(outcome)
 
-    def _variants(self, f: _Finalist, step: float) -> list[int]:
-        """Candidates one knob away from the finalist's current one, not yet simulated at its replica count."""
-        sc = self.scenarios[f.candidate]
-        values = {k: sc.resolved.value(k) for k in KNOBS}
-        values["speculative_config"] = None if sc.resolved.speculative is None else "set"
-        current = self.plan.candidates[f.candidate].changes
-        out = []
-        for _, changes in knob_variants(values, set(self.pinned), get_gpu(f.gpu), sc.resolved.require_model(),
-                                        self.max_len, self._signals(f), step):
-            index, _ = self._candidate(f.shape, {**current, **changes}, base=f.candidate)
-            if index is not None and index not in out and self._point_of(index, f.replicas) is None:
-                out.append(index)
-        return out
-
-    def _signals(self, f: _Finalist) -> Signals:
-        point = self._point_of(f.candidate, f.replicas)
-        index = self.plan.points.index(point) if point is not None else None
-        ev = self.evidence.get(index) if index is not None else None
-        if point is None or point.metrics is None or ev is None:
-            return Signals()
-        stops = ev.admission_stops
-        ratios = {metric: target / tail for metric, target in self.slos.items()
-                  if (tail := p99(point.metrics, metric))}
-        binding = min(ratios, key=ratios.get) if ratios else None
-        budget = self.scenarios[f.candidate].resolved.value("max_num_batched_tokens") or 0
-        preempted = point.metrics.preemptions > 0
-        return Signals(seqs_capped=stops.get("max_num_seqs", 0) > 0, preempted=preempted,
-                       kv_bound=preempted or (ev.samples_blocked_by_kv or 0) > 0,
-                       budget_full=(ev.budget_full_share or 0) > 0,
-                       itl_binding=binding == "itl", itl_tight=binding == "itl" and ratios["itl"] < 1.25,
-                       long_prompts=int(self.root.workload.prompt_len.max()) > budget)
-
-    def _score_round(self, finalists: list[_Finalist], by_finalist: dict[int, list[int]]) -> bool:
-        """Simulate each finalist's candidates at its replica count; the best, where it beats the finalist's
-        own, becomes the finalist's. Returns whether any finalist moved."""
-        jobs = [(c, f.replicas, self._sized(f.replicas), "fine") for f in finalists for c in by_finalist[id(f)]]
-        if not jobs:
-            return False
-        indices = iter(self._simulate(jobs))
-        moved = False
-        for f in finalists:
-            own = self._point_of(f.candidate, f.replicas)
-            scored = [(c, next(indices)) for c in by_finalist[id(f)]]
-            best = max(scored, key=lambda ci: score(self.plan.points[ci[1]]), default=None)
-            if best is not None and (own is None or score(self.plan.points[best[1]]) > score(own)):
-                f.candidate = best[0]
-                f.feasible = bool(self.plan.points[best[1]].meets_slos)
-                moved = True
-        return moved
-
-    def _fewer_replicas(self, finalists: list[_Finalist]) -> None:
-        """One replica fewer at a time, with the finalist's best two settings, while one still meets the SLOs."""
-        active = [f for f in finalists if f.feasible and f.replicas > f.fewest]
-        while active:
-            if self._over_budget():
-                self.plan.skipped.append("trying fewer replicas on " + ", ".join(f.shape.label for f in active))
-                return
-            jobs = []
-            for f in active:
-                for c in self._best_two(f):
-                    jobs.append((f, c))
-            points = self._simulate([(c, f.replicas - 1, self._sized(f.replicas - 1), "fine") for f, c in jobs])
-            still = []
-            for f in active:
-                met = [(c, i) for (g, c), i in zip(jobs, points) if g is f and self.plan.points[i].meets_slos]
-                if met:
-                    met.sort(key=lambda ci: score(self.plan.points[ci[1]]), reverse=True)
-                    f.candidate, f.replicas = met[0][0], f.replicas - 1
-                    if f.replicas > f.fewest:
-                        still.append(f)
-            active = still
-
-    def _best_two(self, f: _Finalist) -> list[int]:
-        tried = [p for p in self.plan.points if p.replicas == f.replicas and p.status == "simulated"
-                 and self._shape_of(p.candidate) == f.shape]
-        tried.sort(key=score, reverse=True)
-        out = [f.candidate]
-        for p in tried:
-            if p.candidate not in out and p.meets_slos:
-                out.append(p.candidate)
-            if len(out) == 2:
-                break
-        return out
+    def _skip(self, st: _ShapeState) -> None:
+        self._lose(st, "skipped", "the --budget ran out before its search")
+        self.plan.skipped.append(f"the search of {st.shape.label}")
 
     # ---- the answer ---------------------------------------------------------------------------------
 
-    def _choose(self, states: list[_ShapeState], finalists: list[_Finalist]) -> None:
+    def _choose(self, states: list[_ShapeState], best: Optional[_ShapeState]) -> None:
         choices: dict[str, R.Choice] = {}
         for st in states:
-            if st.hi is not None:
-                self._offer(choices, st.candidate, st.hi)
-        for f in finalists:
-            if f.feasible:
-                self._offer(choices, f.candidate, f.replicas)
-        ordered = sorted(choices.values(), key=lambda c: (c.cost_per_hour if c.cost_per_hour is not None
-                                                          else c.gpus_total, -(c.margin or 0), c.candidate))
-        self.plan.best_per_gpu = ordered
-        for f in finalists:
-            shape = self.plan.shapes[self._shape_index(f.shape)]
-            if f.feasible and shape.outcome != "planned":
-                shape.outcome, shape.reason = "planned", "meets the SLOs once the fine stage moved its knobs"
-            if f.feasible:
-                shape.replicas = f.replicas
-        if ordered:
-            self.plan.winner = self._size(ordered[0])
+            if st.found is None:
+                continue
+            choice = self._choice(st)
+            old = choices.get(st.shape.gpu)
+            if old is None or (choice.gpus_total, -(choice.margin or 0)) < (old.gpus_total, -(old.margin or 0)):
+                choices[st.shape.gpu] = choice
+        self.plan.best_per_gpu = sorted(choices.values(), key=lambda c: (
+            c.cost_per_hour if c.cost_per_hour is not None else c.gpus_total, -(c.margin or 0), c.candidate))
+        if best is not None:
+            self.plan.winner = self._size(self._choice(best))
 
-    def _offer(self, choices: dict[str, R.Choice], candidate: int, replicas: int) -> None:
-        point = self._point_of(candidate, replicas)
-        cand = self.plan.candidates[candidate]
-        choice = R.Choice(candidate=candidate, replicas=replicas, gpus_total=replicas * cand.gpus,
-                          cost_per_hour=self._price(cand.gpu, replicas * cand.gpus), margin=point.margin,
-                          metrics=point.metrics)
-        old = choices.get(cand.gpu)
-        key = lambda c: (c.gpus_total, -(c.margin or 0))  # noqa: E731
-        if old is None or key(choice) < key(old):
-            choices[cand.gpu] = choice
+    def _choice(self, st: _ShapeState) -> R.Choice:
+        candidate, replicas, index = st.found
+        point = self.plan.points[index]
+        gpus = replicas * st.shape.gpus
+        return R.Choice(candidate=candidate, replicas=replicas, gpus_total=gpus,
+                        cost_per_hour=self._price(st.shape.gpu, gpus), margin=point.margin, metrics=point.metrics)
 
     def _size(self, choice: R.Choice) -> R.Winner:
         n = choice.replicas
@@ -513,23 +402,23 @@ class Planner:
 
     # ---- candidates and trials ------------------------------------------------------------------------
 
-    def _candidate(self, shape: Shape, changes: dict[str, Any], base: Optional[int] = None
+    def _candidate(self, shape: Shape, changes: dict[str, Any], same_as: Optional[list[int]] = None
                    ) -> tuple[Optional[int], Optional[Trial]]:
         """A candidate on `shape` with `changes` on top of the shape's base: checked by the rules and the
-        capacity model here, before any simulation. Returns its index (an existing one when it resolves to
+        capacity model here, before any simulation. Returns its index (one of `same_as` when it resolves to
         the same scheduler settings), or the refusal."""
-        flags = {**shape.flags(), **self.released,
-                 **({} if "max_model_len" in self.pinned else {"max_model_len": self.max_len}), **changes}
+        flags = self._flags(shape, changes)
         key = (shape, tuple(sorted((k, repr(v)) for k, v in flags.items())))
         if key in self.keys:
             return self.keys[key], None
         sc, refusal = prepare(self.root, Change(flags=flags, gpu=shape.gpu, gpu_count=shape.gpus), self.rule_errors)
         if refusal is not None:
-            if base is not None:
+            if same_as is not None:
                 self.plan.counts.not_simulated += 1
             return None, refusal
-        if base is not None and same_simulation(self.scenarios[base], sc):
-            return base, None
+        same = next((i for i in same_as or [] if same_simulation(self.scenarios[i], sc)), None)
+        if same is not None:
+            return same, None
         index = len(self.plan.candidates)
         self.plan.candidates.append(R.Candidate(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, changes=dict(changes),
                                                 settings=_settings(sc)))
@@ -538,13 +427,26 @@ class Planner:
         self.keys[key] = index
         return index, None
 
+    def trial_change(self, shape: Shape, changes: dict[str, Any], replicas: int) -> Change:
+        """The trial of `changes` on `shape`, as one of `replicas` replicas at the sized load, as the search
+        builds it (the brute-force reference in the tests builds its trials here too)."""
+        return Change(flags=self._flags(shape, changes), gpu=shape.gpu, gpu_count=shape.gpus,
+                      workload=self.traffic.share(replicas, self._sized(replicas)))
+
+    def judge(self, point: R.Point, evidence: Any) -> R.Point:
+        return judge(point, self.traffic.kind, self.slos, evidence)
+
+    def _flags(self, shape: Shape, changes: dict[str, Any]) -> dict[str, Any]:
+        return {**shape.flags(), **self.released,
+                **({} if "max_model_len" in self.pinned else {"max_model_len": self.max_len}), **changes}
+
     def _simulate(self, jobs: list[tuple[int, int, float, str]]) -> list[int]:
         """Simulate (candidate, replicas, per-replica load, stage) jobs in parallel; returns their point indices."""
         changes = [Change(flags=self.flags[c], gpu=self.plan.candidates[c].gpu, gpu_count=self.plan.candidates[c].gpus,
                           workload=self.traffic.share(n, load)) for c, n, load, _ in jobs]
         if self.progress is not None:
             self.progress(jobs[0][3], self.plan.counts.simulated, len(jobs))
-        trials = try_changes(self.root, changes, self.rule_errors, self.req.workers)
+        trials = self.trials(self.root, changes, self.rule_errors, self.req.workers, ray=self.req.ray)
         out = []
         for (c, n, load, stage), trial in zip(jobs, trials):
             out.append(len(self.plan.points))
@@ -559,14 +461,9 @@ class Planner:
     def _point(self, c: int, n: int, load: float, stage: str, trial: Trial) -> R.Point:
         p = R.Point(candidate=c, replicas=n, load=load, stage=stage, status=trial.status, why_not=trial.why_not,
                     metrics=trial.metrics)
-        m = trial.metrics
-        if m is None:
-            return p
-        if self.traffic.kind in ("rate", "trace") and m.request_throughput:
-            p.overload = overload(load, m, trial.evidence)
-        p.margin = margin(m, self.slos, p.overload)
-        p.meets_slos = m.completed > 0 and p.margin >= 1.0 and p.overload is None
-        p.output_per_gpu = m.output_throughput / self.plan.candidates[c].gpus
+        self.judge(p, trial.evidence)
+        if p.metrics is not None:
+            p.output_per_gpu = p.metrics.output_throughput / self.plan.candidates[c].gpus
         return p
 
     # ---- helpers ------------------------------------------------------------------------------------------
@@ -582,10 +479,9 @@ class Planner:
         price = self.req.prices.get(gpu)
         return price * gpus if price is not None else None
 
-    def _point_of(self, candidate: int, replicas: int) -> Optional[R.Point]:
-        found = [p for p in self.plan.points if p.candidate == candidate and p.replicas == replicas
-                 and p.stage in ("coarse", "fine")]
-        return found[-1] if found else None
+    def _money(self, shape: Shape, replicas: int) -> str:
+        price = self._price(shape.gpu, replicas * shape.gpus)
+        return f"${price:,.2f}/h" if price is not None else f"{replicas * shape.gpus} GPUs"
 
     def _shape_of(self, candidate: int) -> Shape:
         c = self.plan.candidates[candidate]
@@ -594,8 +490,9 @@ class Planner:
     def _shape_index(self, shape: Shape) -> int:
         return next(i for i, s in enumerate(self.plan.shapes) if (s.gpu, s.tp, s.pp) == (shape.gpu, shape.tp, shape.pp))
 
-    def _seqs_cap(self, sc: Scenario) -> int:
-        return int(sc.resolved.value("max_num_seqs")) if "max_num_seqs" in self.pinned else SEQS_CAP
+    def _seqs(self, sc: Scenario, searched: int) -> int:
+        """The largest max_num_seqs a bound may assume: the config's, where it pins it."""
+        return int(sc.resolved.value("max_num_seqs")) if "max_num_seqs" in self.pinned else searched
 
     def _count(self, outcome: str) -> None:
         setattr(self.plan.counts, outcome, getattr(self.plan.counts, outcome) + 1)
@@ -604,12 +501,10 @@ class Planner:
         return self.clock() - self.started > self.req.budget_s
 
 
-# ---- scoring ----------------------------------------------------------------------------------------------
+# ---- helpers ----------------------------------------------------------------------------------------------
 
-def _fewest_found(st: _ShapeState, states: list[_ShapeState]) -> Optional[int]:
-    """The fewest GPUs another shape of st's GPU type has met the SLOs with."""
-    return min((o.hi * o.shape.gpus for o in states if o.shape.gpu == st.shape.gpu and o.hi is not None
-                and o is not st), default=None)
+def _words(changes: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in changes.items()) or "vLLM's defaults"
 
 
 def _pinned(root: Scenario, vary: frozenset[str]) -> dict[str, Any]:
@@ -620,7 +515,8 @@ def _pinned(root: Scenario, vary: frozenset[str]) -> dict[str, Any]:
 
 def _settings(sc: Scenario) -> dict[str, Any]:
     r = sc.resolved
-    out = {k: r.value(k) for k in ("max_model_len",) + KNOBS[:-1]}
+    out = {k: r.value(k) for k in ("max_model_len",) + KNOBS}
+    out["long_prefill_token_threshold"] = r.value("long_prefill_token_threshold")
     out["speculative"] = f"{r.speculative.method} k={r.speculative.num_speculative_tokens}" if r.speculative else None
     out["kv_cache_tokens"] = int(sc.capacity.gpu_kv_cache_tokens.value)
     return out

@@ -1,11 +1,12 @@
 """The search space of a plan: replica shapes (GPU type, tensor x pipeline parallel within a node) and
-the scheduler knobs tried on each.
+the grid of scheduler knobs tried jointly on each.
 
 A knob the config pins (sets itself) is not searched unless the user releases it with --vary; the
 parallel sizes are always searched, with the GPU type they belong to.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -14,14 +15,14 @@ from ..catalog.types import GpuSpec, ModelSpec
 
 TP_SIZES = (1, 2, 4, 8, 16)
 PP_SIZES = (1, 2, 4, 8)
-# The knobs a plan searches, in the order the fine stage tries them.
+# The knobs a plan searches (and reports), and the values tried before the bounds narrow them.
 KNOBS = ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype",
-         "gpu_memory_utilization", "speculative_config")
+         "gpu_memory_utilization")
+BUDGETS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+SEQS = (32, 64, 128, 256, 512, 1024)
+# From this budget up, one long prompt can fill a step; a threshold of a quarter leaves room for the others.
+LONG_PREFILL_FROM = 2048
 PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
-# Model types whose checkpoints carry multi-token-prediction heads that vLLM drafts with (method "mtp").
-MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "qwen3_next", "glm4_moe", "mimo", "ernie4_5_moe"})
-NGRAM_DRAFT = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
-MTP_DRAFT = {"method": "mtp", "num_speculative_tokens": 1}
 
 
 @dataclass(frozen=True, order=True)
@@ -46,7 +47,8 @@ class Shape:
                 "pipeline_parallel_size": self.pp if self.pp > 1 else None, "data_parallel_size": None}
 
 
-def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int) -> tuple[list[Shape], list[str]]:
+def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int, tp_sizes: tuple[int, ...] = TP_SIZES,
+           pp_sizes: tuple[int, ...] = PP_SIZES) -> tuple[list[Shape], list[str]]:
     """Every TP x PP within one node and --max-gpus, per GPU type; and what was left out, with why.
 
     Tensor parallelism must divide the attention heads (vLLM refuses otherwise; the rules say so too,
@@ -54,8 +56,8 @@ def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int) 
     out: list[Shape] = []
     left_out: list[str] = []
     for gpu in gpus:
-        for pp in PP_SIZES:
-            for tp in TP_SIZES:
+        for pp in pp_sizes:
+            for tp in tp_sizes:
                 if tp * pp > min(per_node, max_gpus):
                     continue
                 if model.num_attention_heads % tp:
@@ -64,7 +66,7 @@ def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int) 
                     continue
                 out.append(Shape(gpu.id, tp, pp))
     heads = model.num_attention_heads
-    skipped = [tp for tp in TP_SIZES if tp <= per_node and heads % tp]
+    skipped = [tp for tp in tp_sizes if tp <= per_node and heads % tp]
     if skipped:
         left_out.append(f"tensor parallel sizes {', '.join(map(str, skipped))}: {heads} attention heads do not divide")
     return out, left_out
@@ -77,67 +79,47 @@ def model_max_len(workload_longest: int, lookahead: int = 0) -> int:
 
 
 @dataclass(frozen=True)
-class Signals:
-    """What a candidate's simulation showed, for choosing which knobs are worth moving (as the diagnosis
-    chooses its what-ifs from the evidence): a knob that did not bind is not moved."""
+class KnobSpace:
+    """The values a plan tries, per shape, for the knobs that decide the SLOs. A value the shape's bounds
+    rule out is not tried (`bounds.useful_budgets`, `bounds.useful_seqs`)."""
 
-    seqs_capped: bool = False  # max_num_seqs stopped admission in some step
-    preempted: bool = False  # requests were preempted (the KV cache was oversubscribed)
-    kv_bound: bool = False  # admission waited for KV blocks, or requests were preempted
-    budget_full: bool = False  # some step used the whole token budget
-    itl_binding: bool = False  # ITL P99 is the SLO with the least margin
-    itl_tight: bool = False  # ... and it is missed, or met by less than a quarter
-    long_prompts: bool = False  # some prompt is longer than the token budget
+    budgets: tuple[int, ...] = BUDGETS
+    seqs: tuple[int, ...] = SEQS
+    kv_dtypes: tuple[str, ...] = ("auto", "fp8")
+    unchunked: bool = True  # also chunked prefill off (the budget then covers max_model_len)
+    long_prefill: bool = True  # also long_prefill_token_threshold at a quarter of budgets from LONG_PREFILL_FROM
+    tp_sizes: tuple[int, ...] = TP_SIZES
+    pp_sizes: tuple[int, ...] = PP_SIZES
 
 
-def knob_variants(values: dict[str, Any], pinned: set[str], gpu: GpuSpec, model: ModelSpec, max_len: int,
-                  signals: Signals, step: float = 2.0) -> list[tuple[str, dict[str, Any]]]:
-    """(knob, changes) pairs: one knob moved from the base values at a time, where the base's simulation
-    says it binds; numeric knobs move by `step` (x2 first, finer later). `values` holds the base's resolved
-    settings; the rules and the capacity model judge every variant before it is simulated."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    seqs, budget = values["max_num_seqs"], values["max_num_batched_tokens"]
-    chunked = values["enable_chunked_prefill"]
-    if "max_num_seqs" not in pinned:
-        wanted = ([_round(seqs * step, 8)] if signals.seqs_capped else []) + \
-            ([_round(seqs / step, 8)] if signals.preempted else [])
-        for new in _within(wanted, low=16, high=2048):
-            changes: dict[str, Any] = {"max_num_seqs": new}
-            if new > budget:
-                changes["max_num_batched_tokens"] = new  # vLLM requires max_num_batched_tokens >= max_num_seqs
-            out.append(("max_num_seqs", changes))
-    if "max_num_batched_tokens" not in pinned and chunked:
-        wanted = ([_round(budget * step, 256)] if signals.budget_full else []) + \
-            ([_round(budget / step, 256)] if signals.itl_binding else [])
-        for new in _within(wanted, low=512, high=65536):
-            changes = {"max_num_batched_tokens": new}
-            if seqs > new:
-                changes["max_num_seqs"] = new
-            out.append(("max_num_batched_tokens", changes))
-    if "enable_chunked_prefill" not in pinned:
-        if chunked and signals.long_prompts:
-            # Without chunking, a step must take a whole prompt: the budget covers max_model_len.
-            out.append(("enable_chunked_prefill", {"enable_chunked_prefill": False,
-                                                   "max_num_batched_tokens": max(budget, max_len)}))
-        elif not chunked:
-            out.append(("enable_chunked_prefill", {"enable_chunked_prefill": True}))
-    if "kv_cache_dtype" not in pinned and values["kv_cache_dtype"] in ("auto", "bfloat16", "float16") \
-            and gpu.fp8_tflops:
-        out.append(("kv_cache_dtype", {"kv_cache_dtype": "fp8"}))
-    util = values["gpu_memory_utilization"]
-    if "gpu_memory_utilization" not in pinned and util is not None and util < 0.95 and signals.kv_bound:
-        out.append(("gpu_memory_utilization", {"gpu_memory_utilization": 0.95}))
-    # Speculative decoding is a latency tool, simulated at an assumed acceptance rate and step by step
-    # (slowly): tried only where the ITL target is tight.
-    if "speculative_config" not in pinned and values.get("speculative_config") is None and signals.itl_tight:
-        out.append(("speculative_config", {"speculative_config": dict(
-            MTP_DRAFT if model.model_type in MTP_MODEL_TYPES else NGRAM_DRAFT)}))
+def knob_grid(budgets: list[int], seqs: list[int], dtypes: list[str], chunking: list[bool], max_len: int,
+              pinned: set[str], long_prefill: bool = False) -> list[dict[str, Any]]:
+    """Every combination of the knob values (a pinned knob keeps the config's value). Without chunked prefill
+    the budget covers max_model_len; max_num_seqs above the budget is left out: vLLM refuses both. With
+    long_prefill, chunked budgets from LONG_PREFILL_FROM also come with a threshold of a quarter of them."""
+    budgets_or_pinned = [None] if "max_num_batched_tokens" in pinned else budgets
+    seqs_or_pinned = [None] if "max_num_seqs" in pinned else seqs
+    dtypes_or_pinned = [None] if "kv_cache_dtype" in pinned else dtypes
+    out = []
+    for chunked, dtype, seq in itertools.product(chunking, dtypes_or_pinned, seqs_or_pinned):
+        for budget in (budgets_or_pinned if chunked else [max([max_len, *budgets])]):
+            if budget is not None and seq is not None and seq > budget:
+                continue
+            changes = {"max_num_batched_tokens": budget, "max_num_seqs": seq,
+                       "kv_cache_dtype": None if dtype == "auto" else dtype,
+                       "enable_chunked_prefill": None if chunked or "enable_chunked_prefill" in pinned else False}
+            out.append({k: v for k, v in changes.items() if v is not None})
+            if long_prefill and chunked and budget is not None and budget >= LONG_PREFILL_FROM \
+                    and "long_prefill_token_threshold" not in pinned:
+                out.append({**out[-1], "long_prefill_token_threshold": budget // 4})
+    return _unique(out)
+
+
+def _unique(grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for changes in grid:
+        key = tuple(sorted(changes.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(changes)
     return out
-
-
-def _round(value: float, unit: int) -> int:
-    return max(unit, int(round(value / unit)) * unit)
-
-
-def _within(values: list[int], low: int, high: int) -> list[int]:
-    return [v for v in values if low <= v <= high]

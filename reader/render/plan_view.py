@@ -56,7 +56,6 @@ def markdown(plan: Plan) -> str:
                   command=serve_command(w.launch) if w else None, config=plan.files.get(CONFIG_FILE),
                   files=sorted(plan.files), sizing=_sizing_lines(plan) if w else [], per_gpu=_per_gpu_rows(plan),
                   pareto_chart=_pareto_chart(plan), pareto=_pareto_rows(plan), shapes=_shape_rows(plan),
-                  not_cheaper=_not_cheaper(plan),
                   closest=_closest_lines(plan), assumptions=_assumptions(plan), ms=ms)
 
 
@@ -172,25 +171,14 @@ def _pareto_chart(plan: Plan) -> Optional[str]:
 
 
 def _shape_rows(plan: Plan) -> list[list[str]]:
-    """Every shape but those left untried because a shape of the same GPU type needs no more GPUs."""
     rows = []
     for s in plan.shapes:
-        if s.outcome == "not_cheaper":
-            continue
         b = s.bounds
         rows.append([md(s.gpu), md(f"TP{s.tp}" + (f" PP{s.pp}" if s.pp > 1 else "")), OUTCOMES[s.outcome],
                      f"{b.itl_floor_ms:,.1f} ms" if b else "-", f"{b.ttft_floor_ms:,.0f} ms" if b else "-",
                      str(s.min_replicas) if s.min_replicas else "-", str(s.replicas) if s.replicas else "-",
                      md(s.reason)])
     return rows
-
-
-def _not_cheaper(plan: Plan) -> str:
-    by_gpu: dict[str, list[str]] = {}
-    for s in plan.shapes:
-        if s.outcome == "not_cheaper":
-            by_gpu.setdefault(s.gpu, []).append(f"TP{s.tp}" + (f" PP{s.pp}" if s.pp > 1 else ""))
-    return "; ".join(f"{gpu}: {', '.join(names)}" for gpu, names in by_gpu.items())
 
 
 def _closest_lines(plan: Plan) -> list[str]:
@@ -232,9 +220,6 @@ def _assumptions(plan: Plan) -> list[str]:
     else:
         out.append("step times: the roofline model calibrated on H200 measurements (fixtures/gpu/), extrapolated to "
                    "other GPUs from datasheet peaks; memory: the capacity model")
-    if any("speculative_config" in c.changes for c in plan.candidates):
-        out.append("speculative decoding, where tried, is simulated at an assumed acceptance rate (ngram 0.35, MTP 0.75 per "
-                   "drafted token); measure yours before relying on it")
     if any(c.changes.get("kv_cache_dtype") == "fp8" for c in plan.candidates):
         out.append("an fp8 KV cache halves KV memory and bytes read; check the model's accuracy with it")
     return out + list(plan.notes)

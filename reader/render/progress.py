@@ -10,7 +10,7 @@ class ProgressLine:
     """Called as progress(stage, simulations done, simulations in this round); `close()` clears the line.
     The bar fills by stage (the search does not know in advance how many rounds a stage takes)."""
 
-    STAGES = ("coarse", "fine", "target", "capacity")
+    STAGES = ("search", "target", "capacity")
 
     def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
         self.label = label

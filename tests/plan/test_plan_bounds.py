@@ -1,14 +1,15 @@
 """The bounds a plan prunes with must never drop a shape that works: floors below what the simulator finds,
-a rate bound above what it completes."""
+a rate bound above what it completes; and the knob values they narrow the grid to."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from reader.config.context import LoadOptions
 from reader.config.load import load_command_line
 from reader.config.resolve import resolve
 from reader.diagnose.scenario import build_scenario
-from reader.plan.bounds import below_floor, min_replicas, shape_bounds
+from reader.plan.bounds import below_floor, min_replicas, shape_bounds, useful_budgets, useful_seqs
 
 WORKLOAD = {"num_requests": 200, "seed": 1, "arrival": {"process": "poisson", "rate": 200.0},
             "prompt_len": {"dist": "lognormal", "median": 800.0, "sigma": 0.7, "min": 32, "max": 4000},
@@ -62,3 +63,34 @@ def test_the_fewest_replicas_follow_the_rate_bound(saturated):
     assert min_replicas(b, b.max_rate * 2.5, integral=False) == 3
     assert min_replicas(b, b.max_rate * 0.5, integral=False) == 1
     assert min_replicas(b, 1e9, integral=True) == 1  # clients and batches have no rate bound
+
+
+BUDGETS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def test_a_ttft_target_drops_the_budgets_too_small_to_prefill_the_p99_prompt_in_time(saturated):
+    """ceil(prompt / budget) steps, each at least the ITL floor: a budget whose steps alone pass the target goes."""
+    scenario, _ = saturated
+    b = shape_bounds(scenario, {}, seqs_cap=2048)
+    steps_allowed = 4  # the TTFT target holds four of the shortest steps
+    kept = useful_budgets(scenario, b, {"ttft": b.itl_floor_ms * steps_allowed}, BUDGETS)
+    prompt = int(np.percentile(scenario.workload.prompt_len, 99))
+    assert kept and all(-(-prompt // x) <= steps_allowed for x in kept)
+    assert all(-(-prompt // x) > steps_allowed for x in BUDGETS if x not in kept)
+
+
+def test_an_itl_target_keeps_budgets_up_to_the_first_whose_prefill_step_passes_it(saturated):
+    scenario, _ = saturated
+    b = shape_bounds(scenario, {}, seqs_cap=2048)
+    loose = useful_budgets(scenario, b, {}, BUDGETS)
+    tight = useful_budgets(scenario, b, {"itl": b.itl_floor_ms * 1.5}, BUDGETS)
+    assert loose == list(BUDGETS)
+    assert tight == list(BUDGETS[:len(tight)]) and len(tight) < len(BUDGETS)  # smallest first, one past the target
+
+
+def test_max_num_seqs_stops_at_the_first_value_covering_what_the_kv_cache_holds(saturated):
+    scenario, _ = saturated
+    b = shape_bounds(scenario, {}, seqs_cap=2048)
+    kept = useful_seqs(b, (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192))
+    assert kept[-1] >= 2 * b.kv_requests or kept[-1] == 8192
+    assert all(s < 2 * b.kv_requests for s in kept[:-1])

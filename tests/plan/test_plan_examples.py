@@ -16,7 +16,7 @@ EXAMPLES = {
     "llama-3.1-8b-l40s-16-seqs.sh": [],
     # 80 ms: on H100s (their published-runs profile) the 70B's long contexts take at least 68 ms ITL P99 within 8 GPUs
     "llama-3.1-70b-2xa100-long-context.yaml": ["--slo-itl-p99", "80", "--slo-ttft-p99", "3000"],
-    # vLLM 0.10.0 refuses the config's draft model: the plan searches speculative decoding itself.
+    # vLLM 0.10.0 refuses the config's draft model: --vary releases it (the plan starts from vLLM's default, none).
     "llama-3.1-8b-draft-model-v0.10.sh": ["--vary", "speculative_config", "--slo-itl-p99", "40"],
     "mistral-7b-h100-unchunked-rag.yaml": [],
     "qwen2.5-32b-a100-rag.yaml": [],

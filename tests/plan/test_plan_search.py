@@ -24,11 +24,12 @@ def test_the_winner_meets_the_slos_at_its_sized_and_target_loads(plan):
 
 
 def assert_fewest_replicas(plan):
-    """Either the rate bound allows no fewer, or one replica fewer was simulated and missed."""
+    """Either the rate bound allows no fewer, or one replica fewer was simulated and missed (with every setting
+    that met at more replicas: the others miss at fewer anyway)."""
     searched = [s for s in plan.shapes if s.replicas is not None]
     assert searched
     for s in searched:
-        fewer = [p for p in plan.points if p.replicas == s.replicas - 1 and p.stage == "coarse"
+        fewer = [p for p in plan.points if p.replicas == s.replicas - 1 and p.stage == "search"
                  and (plan.candidates[p.candidate].gpu, plan.candidates[p.candidate].tp,
                       plan.candidates[p.candidate].pp) == (s.gpu, s.tp, s.pp)]
         assert s.replicas == s.min_replicas or (fewer and not any(p.meets_slos for p in fewer))
@@ -125,6 +126,18 @@ def test_prices_choose_the_cheaper_gpu_type_and_cost_the_plan():
 def test_a_budget_that_runs_out_says_what_it_left_out():
     ticks = itertools.count()
     plan = make_plan(slos={"itl": 40.0}, gpus=["H100-SXM", "L40S"], budget_s=0.5, clock=lambda: next(ticks))
-    assert plan.skipped and "coarse" in plan.skipped[0]
+    assert plan.skipped and "the search of" in plan.skipped[0]
     assert plan.counts.simulated == 0
     assert all(s.outcome in ("skipped", "below_floor", "needs_more_gpus", "does_not_start") for s in plan.shapes)
+
+
+def test_every_shape_says_why_it_lost(plan):
+    """Its cheapest setting meeting the SLOs and its cost, or the bound or the cost that rules it out."""
+    assert all(s.reason for s in plan.shapes)
+    won = [s for s in plan.shapes if s.outcome == "planned"]
+    assert won and all(s.replicas and s.reason.startswith("cheapest setting:") for s in won)
+    w = plan.winner
+    c = plan.candidates[w.candidate]
+    mine = next(s for s in won if (s.gpu, s.tp, s.pp) == (c.gpu, c.tp, c.pp))
+    assert mine.replicas == w.replicas and mine.candidate == w.candidate
+    assert all("no less than the plan found" in s.reason for s in plan.shapes if s.outcome == "not_cheaper")

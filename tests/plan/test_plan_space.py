@@ -1,12 +1,10 @@
-"""The search space: shapes within a node and --max-gpus, knobs moved only where the evidence says they bind."""
+"""The search space: shapes within a node and --max-gpus, and every combination of the knobs that decide the SLOs."""
 from __future__ import annotations
 
 from reader.catalog.load import get_gpu, get_model
-from reader.plan.space import Shape, Signals, knob_variants, model_max_len, shapes
+from reader.plan.space import Shape, knob_grid, model_max_len, shapes
 
 LLAMA_8B = get_model("meta-llama/Llama-3.1-8B-Instruct")
-BASE = {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "enable_chunked_prefill": True,
-        "kv_cache_dtype": "auto", "gpu_memory_utilization": 0.9, "speculative_config": None}
 
 
 def test_shapes_stay_within_a_node_and_the_gpu_limit():
@@ -37,41 +35,29 @@ def test_max_model_len_holds_the_longest_request_in_whole_kibitokens():
     assert model_max_len(8191) == 8192 and model_max_len(8192) == 9216
 
 
-def knobs(signals, pinned=(), gpu="H100-SXM", values=None, step=2.0):
-    return [c for _, c in knob_variants(values or BASE, set(pinned), get_gpu(gpu), LLAMA_8B, 8192, signals, step)]
+def test_the_grid_is_every_combination_of_the_knobs_vllm_accepts():
+    grid = knob_grid([512, 2048], [64, 1024], ["auto", "fp8"], chunking=[True], max_len=8192, pinned=set())
+    assert {"max_num_batched_tokens": 512, "max_num_seqs": 64} in grid  # auto: vLLM's default, not written
+    assert {"max_num_batched_tokens": 2048, "max_num_seqs": 1024, "kv_cache_dtype": "fp8"} in grid
+    assert not [c for c in grid if c["max_num_seqs"] > c["max_num_batched_tokens"]]  # vLLM refuses those
+    assert len(grid) == 2 * 3
 
 
-def test_a_knob_that_did_not_bind_is_not_moved():
-    assert knobs(Signals()) == [{"kv_cache_dtype": "fp8"}]
-
-
-def test_each_signal_moves_its_knob():
-    assert {"max_num_seqs": 512} in knobs(Signals(seqs_capped=True))
-    assert {"max_num_seqs": 128} in knobs(Signals(preempted=True, kv_bound=True))
-    assert {"gpu_memory_utilization": 0.95} in knobs(Signals(kv_bound=True))
-    assert {"max_num_batched_tokens": 16384} in knobs(Signals(budget_full=True))
-    itl = knobs(Signals(itl_binding=True, itl_tight=True))
-    assert {"max_num_batched_tokens": 4096} in itl
-    assert any("speculative_config" in c and c["speculative_config"]["method"] == "ngram" for c in itl)
-    assert {"enable_chunked_prefill": False, "max_num_batched_tokens": 8192} in knobs(Signals(long_prompts=True))
-
-
-def test_a_budget_below_max_num_seqs_takes_max_num_seqs_down_with_it():
-    values = dict(BASE, max_num_seqs=1024, max_num_batched_tokens=1024)
-    assert {"max_num_batched_tokens": 512, "max_num_seqs": 512} in knobs(Signals(itl_binding=True), values=values)
-
-
-def test_finer_steps_move_by_half_again_in_round_numbers():
-    assert {"max_num_batched_tokens": 5376} in knobs(Signals(itl_binding=True), step=1.5)  # 8192 / 1.5, to 256
+def test_without_chunked_prefill_the_budget_covers_max_model_len():
+    grid = knob_grid([512, 2048], [64], ["auto"], chunking=[True, False], max_len=8192, pinned=set())
+    assert {"max_num_batched_tokens": 8192, "max_num_seqs": 64, "enable_chunked_prefill": False} in grid
+    assert len(grid) == 3
 
 
 def test_pinned_knobs_are_never_moved():
-    every = Signals(seqs_capped=True, preempted=True, kv_bound=True, budget_full=True, itl_binding=True,
-                    itl_tight=True, long_prompts=True)
-    pinned = ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype",
-              "gpu_memory_utilization", "speculative_config")
-    assert knobs(every, pinned=pinned) == []
+    grid = knob_grid([512, 2048], [64, 128], ["auto", "fp8"], chunking=[True], max_len=8192,
+                     pinned={"max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enable_chunked_prefill"})
+    assert grid == [{}]
 
 
-def test_an_fp8_kv_cache_is_tried_only_on_gpus_with_fp8():
-    assert {"kv_cache_dtype": "fp8"} not in knobs(Signals(), gpu="A100-80GB-SXM")
+def test_large_chunked_budgets_also_come_with_a_long_prefill_threshold():
+    grid = knob_grid([512, 4096], [64], ["auto"], chunking=[True, False], max_len=8192, pinned=set(),
+                     long_prefill=True)
+    assert {"max_num_batched_tokens": 4096, "max_num_seqs": 64, "long_prefill_token_threshold": 1024} in grid
+    assert not any("long_prefill_token_threshold" in c for c in grid if c["max_num_batched_tokens"] < 2048)
+    assert not any("long_prefill_token_threshold" in c for c in grid if c.get("enable_chunked_prefill") is False)
