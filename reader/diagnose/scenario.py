@@ -74,8 +74,9 @@ def build_scenario(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, flo
     """From a resolved deployment: capacity, step-time model, workload and scheduler settings. The workload is
     the deployment's own (--workload or the comment block; loading put it in its context) unless given."""
     shared: list[str] = []
-    if spec is None:
-        spec, generated = replica_share(resolved, workload_spec(resolved), shared)
+    if spec is None:  # the deployment's own workload; requests given by the caller are taken as they are
+        spec, share = replica_share(resolved, workload_spec(resolved), shared)
+        generated = generated if generated is not None else share
     generated = generated if generated is not None else make_workload(spec, spec.seed)
     measured = kv_correction is None
     cap = compute_capacity(capacity_request(resolved, generated, measured=measured,
