@@ -173,6 +173,8 @@ def test_a_hub_that_never_answers_is_given_up_after_the_timeout_with_one_request
         elapsed = time.monotonic() - start
     finally:
         silent.close()
-    assert isinstance(miss, hub.HubMiss) and "did not answer within 1 s" in miss.reason
+    # under load the silent server's accept can itself outlast the second ("no answer within 1 s" to the
+    # reachability probe): either way the one timeout is what ends it
+    assert isinstance(miss, hub.HubMiss) and "answer within 1 s" in miss.reason
     assert 0.9 < elapsed < 3, elapsed
     assert len(silent.held) <= 2  # the reachability probe, then one request: never the client's retries
