@@ -27,6 +27,8 @@ MEANING = {
                                     "(the collective's synchronisation grows with the ranks), seconds",
     "alltoall_latency_s": "fixed time of one expert-parallel token exchange (dispatch or combine, two per MoE layer), "
                           "seconds",
+    "moe_layer_latency_s": "fixed time of one mixture-of-experts layer per step beyond its GEMMs' roofline (routing "
+                           "top-k, token permutation, the grouped GEMMs' launches and tails), seconds",
     "moe_gemm_eff": "fraction of the dense GEMM efficiencies the routed experts' grouped GEMMs reach",
     "response_latency_s": "time from the engine emitting a token to the client reading it (detokenization, the API "
                           "server's output path, the stream): shifts every latency the client measures, seconds",
@@ -68,6 +70,7 @@ class StepTimeCoefficients:
     lowbit_memory_eff: float = 1.0
     response_latency_s: float = 0.0
     alltoall_latency_s: float = 0.0
+    moe_layer_latency_s: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -8,13 +8,16 @@ again after each round of the search:
 - TPOT: a decode step of `c` requests at the mid-run context, plus the host time per step, plus the prefills of
   the other clients spread over a request's decode steps (each client starts one request per lifetime, and its
   prompt runs in chunks of the token budget beside the other decodes);
-- TTFT: half a decode step (an arrival waits for the running step), then its prompt's chunks.
+- TTFT: half a decode step (an arrival waits for the running step), then its prompt's chunks; the profiling
+  phase's first wave, whose prompts queue together for the token budget (published.ASSUMED), is left to the
+  correction.
 The fitted profile is then scored by the full replay (the simulator, the run's own scheduler settings and
 load): those are the errors the profile records and every report that uses it quotes.
 
 What the runs tell apart, free per GPU type: the all-reduce's fixed time and its growth with the TP group,
-the grouped-GEMM efficiency of routed experts, the weight-streaming efficiency of sub-8-bit weights, the host
-time per step, and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's
+the grouped-GEMM efficiency of routed experts and a MoE layer's fixed time (routing, permutation, launches),
+the weight-streaming efficiency of sub-8-bit weights, the host time per step, and (on a GPU without measured
+steps) the GEMM efficiencies. The rest is the base profile's
 (fitted on measured H200 steps). A term whose runs are missing (no MoE model, no sub-8-bit weights, one TP
 size) stays at its base value, and the profile says so.
 """
@@ -37,7 +40,7 @@ ROBUST_SCALE = 0.25
 WEIGHTS = {"mean_tpot_ms": 1.0, "mean_ttft_ms": 0.5}
 COMM = (Free("allreduce_latency_s", 1e-6, 1e-4, 8e-6, log=True),
         Free("allreduce_latency_per_peer_s", 1e-8, 3e-5, 1e-6, log=True))
-MOE = Free("moe_gemm_eff", 0.1, 1.0, 0.6)
+MOE = (Free("moe_gemm_eff", 0.1, 1.0, 0.6), Free("moe_layer_latency_s", 1e-7, 5e-4, 2e-5, log=True))
 ALLTOALL = Free("alltoall_latency_s", 1e-7, 2e-4, 1e-5, log=True)
 LOWBIT = Free("lowbit_memory_eff", 0.1, 1.0, 0.7)
 HOST = Free("host_overhead_s", 1e-5, 5e-3, 5e-4, log=True)
@@ -52,6 +55,7 @@ class Case:
     run: PublishedRun
     resolved: Any
     budget: int
+    overlapped: bool = False  # async scheduling: the host's time per step hides behind the GPU's (sim/clock.py)
     # replay / steady-state account of the engine's part of each metric, from the last full replay
     correction: dict[str, float] = field(default_factory=lambda: {"mean_tpot_ms": 1.0, "mean_ttft_ms": 1.0})
 
@@ -75,7 +79,10 @@ def _terms(cases: list[Case], measured_steps: bool) -> list[tuple[Optional[Free]
     out.append((COMM[0], "") if tps else (None, "allreduce_latency_s: no run with tensor parallelism"))
     out.append((COMM[1], "") if len(tps) > 1 else
                (None, "allreduce_latency_per_peer_s: the runs have fewer than two tensor-parallel sizes above 1"))
-    out.append((MOE, "") if moe else (None, "moe_gemm_eff: no run of a mixture-of-experts model"))
+    if moe:
+        out.extend((f, "") for f in MOE)
+    else:
+        out.append((None, "moe_gemm_eff, moe_layer_latency_s: no run of a mixture-of-experts model"))
     out.append((ALLTOALL, "") if ep else (None, "alltoall_latency_s: no run with expert parallelism"))
     out.append((LOWBIT, "") if lowbit else (None, "lowbit_memory_eff: no run with weight-only weights below 8 bits"))
     if measured_steps:
@@ -90,7 +97,8 @@ def surrogate(case: Case, step_time: Callable[[StepBatch], float], host_s: float
     """Mean TPOT and TTFT (ms) of the run's steady state, from step times (module docstring)."""
     r, c = case.run, case.run.clients_per_engine
     mid = r.isl + r.osl // 2
-    decode = step_time(StepBatch(np.ones(c, np.int64), np.full(c, mid, np.int64), c)) + host_s
+    step = (lambda gpu: max(gpu, host_s)) if case.overlapped else (lambda gpu: gpu + host_s)
+    decode = step(step_time(StepBatch(np.ones(c, np.int64), np.full(c, mid, np.int64), c)))
     others = max(c - 1, 0)
     chunk = max(case.budget - others, 1)
     prefill_extra, prefill_total, done = 0.0, 0.0, 0
@@ -99,8 +107,9 @@ def surrogate(case: Case, step_time: Callable[[StepBatch], float], host_s: float
         n = min(chunk, r.isl - done)
         new = np.concatenate([[n], np.ones(others, np.int64)]).astype(np.int64)
         past = np.concatenate([[done], np.full(others, mid, np.int64)]).astype(np.int64)
-        t = step_time(StepBatch(new, past, others + (1 if done + n >= r.isl else 0))) + host_s
-        prefill_extra += t - base - host_s
+        gpu = step_time(StepBatch(new, past, others + (1 if done + n >= r.isl else 0)))
+        t = step(gpu)
+        prefill_extra += gpu - base
         prefill_total += t
         done += n
     tpot = (decode + others * prefill_extra / max(r.osl - 1, 1)) * case.correction["mean_tpot_ms"]
@@ -114,7 +123,8 @@ def corrected(case: Case, account: dict[str, float], replayed: dict[str, float],
     replay_engine = {k: replayed[k] - (response_s * 1e3 if k == "mean_ttft_ms" else 0.0) for k in replayed}
     ratio = {k: case.correction[k] * replay_engine[k] / engine[k] if engine[k] > 0 and replay_engine[k] > 0
              else case.correction[k] for k in case.correction}
-    return Case(run=case.run, resolved=case.resolved, budget=case.budget, correction=ratio)
+    return Case(run=case.run, resolved=case.resolved, budget=case.budget, overlapped=case.overlapped,
+                correction=ratio)
 
 
 def _robust(e: float) -> float:

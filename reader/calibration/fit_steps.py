@@ -55,6 +55,7 @@ FIXED = {
     "moe_gemm_eff": (1.0, "neutral (the measured model is dense)"),
     "lowbit_memory_eff": (1.0, "neutral (the measured weights are bf16)"),
     "alltoall_latency_s": (0.0, "neutral (one GPU measured: no expert parallelism)"),
+    "moe_layer_latency_s": (0.0, "neutral (the measured model is dense)"),
     "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),
 }
 

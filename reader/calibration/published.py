@@ -35,7 +35,6 @@ CHECKPOINT = {
 }
 
 PROMPTS_PER_CLIENT = 10  # measured requests per client
-WARMUP_PER_CLIENT = 2  # warm-up requests per client, sent first and left out of the means
 
 # What a replay assumes where the source is silent.
 ASSUMED = {
@@ -45,15 +44,18 @@ ASSUMED = {
     "kv_cache_dtype": "auto (the checkpoint's dtype)",
     "max_model_len": "input + output length rounded up to 1,024 tokens",
     "gpu_memory_utilization": "0.9 (vLLM's default)",
-    "client": f"AIPerf-style closed loop: {WARMUP_PER_CLIENT} warm-up requests per client left out of the means, "
-              f"then {PROMPTS_PER_CLIENT} measured (aiconfigurator's own benchmark recipe uses aiperf with 2 x "
-              "concurrency warm-up requests; the source does not name its client)",
-    "send schedule": "requests leave as a Poisson stream at the rate the clients complete them (clients / a "
-                     "request's lifetime, estimated from the step-time model), capped at the concurrency: the "
-                     "clients' phases are spread as a desynchronised closed loop's are. A client whose first wave "
-                     "leaves at once keeps later waves in lock-step, which the measured TTFTs rule out (at 4 "
-                     "clients a lock-step prefill of 4 x 1,024 tokens of Llama-3.1-70B FP8 on 2 x H100 needs "
-                     "146 ms at the FP8 peak; 121 ms was measured)",
+    "client": f"AIPerf closed loop, {PROMPTS_PER_CLIENT} measured requests per client (aiconfigurator's own "
+              "benchmark recipe uses aiperf with 2 x concurrency warm-up requests; the source does not name its "
+              "client). AIPerf waits for every warm-up response before its profiling phase starts (its warm-up "
+              "guide, 'Grace Period'), so the warm-up is not replayed: the engine is idle when the measured "
+              "requests begin",
+    "send schedule": "the profiling phase's first wave leaves at once (every client sends together, so its "
+                     "prompts queue for the token budget) and is measured; later requests leave as a Poisson "
+                     "stream at the rate the clients complete them (clients / a request's lifetime, estimated "
+                     "from the step-time model), capped at the concurrency: the clients' phases spread as a "
+                     "desynchronised closed loop's do. Later waves in lock-step are ruled out by the measured "
+                     "TTFTs (at 4 clients a lock-step prefill of 4 x 1,024 tokens of Llama-3.1-70B FP8 on 1 x B200 "
+                     "needs 128 ms at the FP8 datasheet peak; 122 ms was measured, the first wave included)",
     "data parallel": "an attention-DP row is one engine per DP rank with its share of the clients: one rank "
                      "is replayed",
 }
@@ -111,15 +113,11 @@ class PublishedRun:
             parts.append(f"--quantization {self.quantization}")
         return " ".join(parts)
 
-    @property
-    def warmup_requests(self) -> int:
-        return WARMUP_PER_CLIENT * self.clients_per_engine
-
     def workload(self, rate: float) -> dict:
-        """One engine's load: its clients' warm-up requests, then PROMPTS_PER_CLIENT each, of fixed lengths,
-        sent at `rate` requests per second while fewer than the clients are in flight."""
+        """One engine's measured load: PROMPTS_PER_CLIENT requests per client, of fixed lengths, sent at `rate`
+        requests per second while fewer than the clients are in flight (the first wave: profiling_phase)."""
         clients = self.clients_per_engine
-        return {"num_requests": (WARMUP_PER_CLIENT + PROMPTS_PER_CLIENT) * clients, "seed": 0,
+        return {"num_requests": PROMPTS_PER_CLIENT * clients, "seed": 0,
                 "arrival": {"process": "poisson", "rate": rate, "concurrency": clients},
                 "prompt_len": {"dist": "fixed", "value": self.isl},
                 "output_len": {"dist": "fixed", "value": self.osl}}
@@ -211,18 +209,20 @@ def replay(run: PublishedRun, calibration=None, calibration_path: Optional[str] 
     """The run replayed by the simulator with its deployment's own capacity and scheduler settings."""
     from ..diagnose.scenario import build_scenario
     from ..pipeline import step_time_model
-    from ..sim.api import load_workload
+    from ..sim.api import load_workload, make_workload
 
     try:
         resolved = resolve_run(run, calibration, calibration_path)
         rate = completion_rate(run, step_time_model(resolved))
-        sc = build_scenario(resolved, spec=load_workload(run.workload(rate)))
+        spec = load_workload(run.workload(rate))
+        sc = build_scenario(resolved, spec=spec, generated=profiling_phase(make_workload(spec, spec.seed),
+                                                                          run.clients_per_engine, rate))
     except ReaderError as exc:
         return Replayed(None, None, None, f"not read: {exc.message}")
     if not sc.starts:
         return Replayed(None, None, None, f"vLLM would not start: {sc.capacity.startup_error.message}")
     result = sc.run(keep_requests=True)
-    return _measured_means(result.requests, run.warmup_requests, result.output_throughput)
+    return _measured_means(result.requests, result.output_throughput)
 
 
 def completion_rate(run: PublishedRun, step_time) -> float:
@@ -238,12 +238,24 @@ def completion_rate(run: PublishedRun, step_time) -> float:
     return c / max(prefill + run.osl * decode, 1e-6)
 
 
-def _measured_means(q, warmup: int, output_tok_s: float) -> Replayed:
-    """Mean TTFT and TPOT (ms) over the requests sent after the warm-up, as the client reports them."""
+def profiling_phase(generated, clients: int, rate: float):
+    """The measured requests' send times: the profiling phase starts once the warm-up has drained, so every
+    client sends its first request at once; later requests leave as a Poisson stream at the clients' completion
+    rate from one request lifetime on (the phases a desynchronised closed loop settles into; ASSUMED)."""
+    import dataclasses
+
+    arrival = generated.arrival.copy()
+    if arrival.size > clients:
+        arrival[clients:] = clients / rate + arrival[clients:] - arrival[clients]
+    arrival[:clients] = 0.0
+    return dataclasses.replace(generated, arrival=arrival)
+
+
+def _measured_means(q, output_tok_s: float) -> Replayed:
+    """Mean TTFT and TPOT (ms) over every request of the profiling phase, as the client reports them."""
     import numpy as np
 
-    sent = np.array([t if t is not None else np.inf for t in q.send_time_s])
-    keep = [i for i in np.argsort(sent, kind="stable")[warmup:] if q.finish_s[i] is not None]
+    keep = [i for i in range(len(q.send_time_s)) if q.finish_s[i] is not None and q.send_time_s[i] is not None]
     if not keep:
         return Replayed(None, None, None, "no measured request finished")
     ttft = [q.first_token_s[i] - q.send_time_s[i] for i in keep]

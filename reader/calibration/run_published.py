@@ -10,7 +10,7 @@ from .profile import CalibrationProfile, default_profile
 from .published import PublishedRun, read_published, replay, resolve_run
 
 MAX_CONCURRENCY = 64  # beyond it the runs' unknown caps (max_num_seqs, KV cache) decide more than step times
-ROUNDS = 2  # search, replay, correct the steady-state account, search again
+ROUNDS = 3  # search, replay, correct the steady-state account, search again (twice: the first wave moves it)
 
 
 def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> CalibrationProfile:
@@ -63,6 +63,13 @@ def _measured(run: PublishedRun) -> dict[str, float]:
     return {"mean_tpot_ms": run.tpot_ms, "mean_ttft_ms": run.ttft_ms}
 
 
+def _async(resolved, run: PublishedRun) -> bool:
+    from ..sim.versions import behaviour_for
+
+    chosen = resolved.value("async_scheduling")
+    return bool(behaviour_for(run.release).async_scheduling_default if chosen is None else chosen)
+
+
 def _cases(runs: list[PublishedRun]) -> tuple[list[Case], list[str]]:
     cases, skipped = [], []
     for run in runs:
@@ -72,5 +79,5 @@ def _cases(runs: list[PublishedRun]) -> tuple[list[Case], list[str]]:
             skipped.append(f"{run.label}\t{exc.message}")
             continue
         budget = resolved.value("max_num_batched_tokens") or 8192
-        cases.append(Case(run=run, resolved=resolved, budget=int(budget)))
+        cases.append(Case(run=run, resolved=resolved, budget=int(budget), overlapped=_async(resolved, run)))
     return cases, skipped

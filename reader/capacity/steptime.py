@@ -223,7 +223,7 @@ class StepTimeModel:
         tm = (touched * moe.expert_bytes
               + assigned * (2 * moe.hidden + moe.matrices * moe.inter) * self.wfmt.act_bytes) / (
             self.bw * self._memory_eff(self.wfmt.expert_bits) * cal.moe_gemm_eff)
-        t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M)
+        t = _knee(tc, tm, cal.knee_p) + self._gemm_time(moe.router, M) + cal.moe_layer_latency_s
         for g in moe.shared:
             t = t + self._gemm_time(g, M)
         return np.where(M > 0, t, 0.0)

@@ -85,3 +85,50 @@ def test_a_free_term_needs_runs_that_show_it():
     assert "moe_gemm_eff" not in names and "lowbit_memory_eff" not in names and "alltoall_latency_s" not in names
     assert any(why.startswith("allreduce_latency_per_peer_s") for why in fit_published.unfitted(cases, False))
     assert isinstance(fit_published.HOST, Free)
+
+
+def test_the_measured_phase_starts_with_every_client_sending_at_once_then_spreads():
+    """AIPerf measures after its warm-up has drained: the first wave leaves together, later requests leave as a
+    Poisson stream from one request lifetime on (published.ASSUMED, 'send schedule')."""
+    from reader.calibration.published import profiling_phase
+    from reader.sim.api import load_workload, make_workload
+
+    run = _run(2, 8, 1024, 512)
+    rate = 4.0  # requests per second the clients complete
+    spec = load_workload(run.workload(rate))
+    sent = profiling_phase(make_workload(spec, spec.seed), run.clients_per_engine, rate).arrival
+    assert len(sent) == 10 * 8
+    assert list(sent[:8]) == [0.0] * 8
+    assert sent[8] == pytest.approx(8 / rate)  # one lifetime of 8 clients at 4 requests/s
+    assert all(b >= a for a, b in zip(sent[8:], sent[9:])) and sent[-1] > sent[9]
+
+
+def test_with_async_scheduling_the_host_time_hides_behind_the_gpu_as_in_the_simulator():
+    """The fit's steady-state account steps as sim/clock.py does: max(GPU, host) with async scheduling,
+    GPU + host without."""
+    resolved = resolve_run(_run(2, 8, 1024, 512))
+    model = step_time_model(resolved, table_tokens=64)
+    cases = {overlapped: Case(run=_run(2, 8, 1024, 512), resolved=resolved, budget=8192, overlapped=overlapped)
+             for overlapped in (False, True)}
+    small_host = 1e-5  # far below a decode step of a 32B model on 2 x H100
+    hidden = surrogate(cases[True], model, small_host)["mean_tpot_ms"]
+    assert hidden == pytest.approx(surrogate(cases[True], model, 0.0)["mean_tpot_ms"])
+    added = surrogate(cases[False], model, small_host)["mean_tpot_ms"]
+    assert added == pytest.approx(hidden + small_host * 1e3, rel=1e-3)
+
+
+def test_a_moe_layers_fixed_time_is_paid_once_per_moe_layer_per_step():
+    from reader.batch import StepBatch
+    import numpy as np
+
+    moe = read_published(DEV, max_concurrency=64)
+    kimi = next(r for r in moe if r.source_model == "moonshotai/Kimi-K2.5" and r.tp == 8)
+    dense = _run(2, 8, 1024, 512)
+    batch = StepBatch(np.ones(4, np.int64), np.full(4, 1500, np.int64), 4)
+    base = default_profile().coefficients()
+    for run, layers in ((kimi, 60), (dense, 0)):  # Kimi-K2.5: 61 layers, the first dense
+        resolved = resolve_run(run)
+        without = step_time_model(resolved, coefficients=base, table_tokens=64)(batch)
+        with_fixed = step_time_model(resolved, coefficients=base.replace(moe_layer_latency_s=1e-4),
+                                     table_tokens=64)(batch)
+        assert with_fixed - without == pytest.approx(layers * 1e-4, rel=1e-6, abs=1e-12), run.label
