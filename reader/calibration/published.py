@@ -200,6 +200,9 @@ def resolve_run(run: PublishedRun, calibration=None, calibration_path: Optional[
     from ..config.load import load_command_line
     from ..config.resolve import resolve
 
+    if calibration is None and calibration_path:
+        from .profile import load_profile
+        calibration = load_profile(calibration_path)
     options = LoadOptions(vllm_version=run.release, gpu=run.gpu, gpu_count=run.gpus)
     return resolve(load_command_line(run.command(), options), calibration=calibration,
                    calibration_path=calibration_path)

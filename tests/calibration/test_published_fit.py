@@ -132,3 +132,19 @@ def test_a_moe_layers_fixed_time_is_paid_once_per_moe_layer_per_step():
         with_fixed = step_time_model(resolved, coefficients=base.replace(moe_layer_latency_s=1e-4),
                                      table_tokens=64)(batch)
         assert with_fixed - without == pytest.approx(layers * 1e-4, rel=1e-6, abs=1e-12), run.label
+
+
+def test_a_profile_named_by_its_path_is_the_one_replayed(tmp_path):
+    from reader.calibration.profile import PUBLISHED_DIR, load_profile
+    from reader.calibration.published import replay
+
+    run = _run(2, 4, 1024, 512)
+    slow = load_profile(PUBLISHED_DIR / "h100-sxm.yaml")
+    slow = slow.model_copy(update={"step_time": {**slow.step_time, "response_latency_s": slow.step_time[
+        "response_latency_s"].model_copy(update={"value": 0.5})}})
+    path = tmp_path / "slow.yaml"
+    from reader.calibration.profile import write_profile
+    write_profile(slow, path)
+    by_path, shipped = replay(run, calibration_path=str(path)), replay(run)
+    assert by_path.ttft_ms == pytest.approx(replay(run, calibration=load_profile(path)).ttft_ms)
+    assert by_path.ttft_ms > shipped.ttft_ms + 400  # half a second more per first token
