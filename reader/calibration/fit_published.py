@@ -17,9 +17,8 @@ load): those are the errors the profile records and every report that uses it qu
 What the runs tell apart, free per GPU type: the all-reduce's fixed time and its growth with the TP group,
 the grouped-GEMM efficiency of routed experts and a MoE layer's fixed time (routing, permutation, launches),
 the weight-streaming efficiency of sub-8-bit weights, the host time per step, and (on a GPU without measured
-steps) the GEMM efficiencies. The rest is the base profile's
-(fitted on measured H200 steps). A term whose runs are missing (no MoE model, no sub-8-bit weights, one TP
-size) stays at its base value, and the profile says so.
+steps) the GEMM efficiencies. The rest is the base profile's (fitted on measured H200 steps). A term whose runs
+are missing (no MoE model, no sub-8-bit weights, one TP size) stays at its base value, and the profile says so.
 """
 from __future__ import annotations
 

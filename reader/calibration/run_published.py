@@ -64,10 +64,10 @@ def _measured(run: PublishedRun) -> dict[str, float]:
 
 
 def _async(resolved, run: PublishedRun) -> bool:
+    from ..sim.settings import async_scheduling
     from ..sim.versions import behaviour_for
 
-    chosen = resolved.value("async_scheduling")
-    return bool(behaviour_for(run.release).async_scheduling_default if chosen is None else chosen)
+    return async_scheduling(resolved.value("async_scheduling"), behaviour_for(run.release))
 
 
 def _cases(runs: list[PublishedRun]) -> tuple[list[Case], list[str]]:

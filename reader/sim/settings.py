@@ -147,6 +147,14 @@ def derive_max_model_len(longest_request: int, enable_chunked_prefill: bool, max
     return max(2048, -(-longest_request // 1024) * 1024)
 
 
+def async_scheduling(chosen: bool | None, beh: SchedulerBehaviour, spec: Any = None) -> bool:
+    """Whether the engine schedules the next step while this one runs: the flag when given, else the release's
+    default, which some speculative methods turn off."""
+    if chosen is not None:
+        return bool(chosen)
+    return bool(beh.async_scheduling_default and not (spec and spec.method in ASYNC_OFF_SPEC_METHODS))
+
+
 def resolve(settings: SchedulerSettings, *, longest_request: int = 2048) -> ResolvedSettings:
     """Fill version defaults; note settings the chosen version does not have."""
     version = settings.vllm_version or NEWEST_VERSION
@@ -187,10 +195,7 @@ def resolve(settings: SchedulerSettings, *, longest_request: int = 2048) -> Reso
     else:
         slots_in_loop = slots
 
-    if settings.async_scheduling is None:
-        async_sched = beh.async_scheduling_default and not (spec and spec.method in ASYNC_OFF_SPEC_METHODS)
-    else:
-        async_sched = settings.async_scheduling
+    async_sched = async_scheduling(settings.async_scheduling, beh, spec)
     caching = settings.enable_prefix_caching
     if caching is None:
         caching = beh.v1_engine_default
