@@ -15,13 +15,9 @@ from .trials import RuleErrors, Trial, run_trial
 
 def on_ray(address: str, base: Any, changes: list[Any], rule_errors: RuleErrors, skip_no_effect: bool) -> list[Trial]:
     ray = _connect(address)
-    remote = ray.remote(_task)
+    remote = ray.remote(run_trial)
     shared = ray.put(base)
     return ray.get([remote.remote(shared, change, rule_errors, skip_no_effect) for change in changes])
-
-
-def _task(base: Any, change: Any, rule_errors: RuleErrors, skip_no_effect: bool) -> Trial:
-    return run_trial(base, change, rule_errors, skip_no_effect)
 
 
 def _connect(address: str) -> Any:
