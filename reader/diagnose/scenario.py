@@ -43,10 +43,12 @@ class Scenario:
     def starts(self) -> bool:
         return self.settings is not None
 
-    def run(self, mode: str = "chunked", keep_requests: bool = False) -> SimResult:
+    def run(self, mode: str = "chunked", keep_requests: bool = False,
+            stop_beyond_ms: Optional[dict[str, float]] = None) -> SimResult:
         assert self.settings is not None, "a deployment that does not start cannot be simulated"
         return simulate(self.settings, self.workload, self.step_time, mode=mode, seed=self.seed,
-                        slos_ms=self.slos_ms or None, keep_requests=keep_requests, **self.host_times)
+                        slos_ms=self.slos_ms or None, keep_requests=keep_requests, stop_beyond_ms=stop_beyond_ms,
+                        **self.host_times)
 
     @property
     def host_times(self) -> dict[str, float]:
@@ -121,6 +123,9 @@ class Change:
     gpu: Optional[str] = None
     gpu_count: Optional[int] = None
     workload: Any = None  # a WorkloadSpec (drawn with its own seed) or a Workload (concrete requests)
+    # P99 limits (ttft, itl; ms) the trial only needs to know it is under: the simulation ends once one is certainly
+    # over (the trial is then "stopped", without figures)
+    stop_beyond_ms: Optional[dict[str, float]] = None
 
 
 def rebuild(base: Scenario, changes: "dict[str, Any] | Change") -> Scenario:

@@ -21,7 +21,7 @@ from .metrics import Metrics
 from .scenario import Change, Scenario, rebuild
 
 RuleErrors = Callable[[Any], list[str]]
-Status = Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect"]
+Status = Literal["simulated", "rejected_by_rules", "does_not_start", "invalid", "no_effect", "stopped"]
 
 
 class Trial(BaseModel):
@@ -69,7 +69,10 @@ def run_trial(base: Scenario, changes: "dict[str, Any] | Change", rule_errors: R
     if skip_no_effect and same_simulation(base, scenario):
         return Trial(status="no_effect", why_not="the KV blocks, scheduler settings and step times come out the same "
                                                  "(every request of the workload fits either way)")
-    result = scenario.run()
+    stop = changes.stop_beyond_ms if isinstance(changes, Change) else None
+    result = scenario.run(stop_beyond_ms=stop)
+    if result.stopped is not None:
+        return Trial(status="stopped", why_not=result.stopped)
     return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)),
                  evidence=from_simulation(result))
 

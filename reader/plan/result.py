@@ -40,7 +40,7 @@ class Point(BaseModel):
     replicas: int
     load: float
     stage: Stage
-    status: str  # simulated, rejected_by_rules, does_not_start, invalid
+    status: str  # simulated, stopped (a P99 certainly over FAR_MISS x its target), rejected_by_rules, ...
     why_not: Optional[str] = None
     metrics: Optional[Metrics] = None
     meets_slos: Optional[bool] = None
@@ -127,7 +127,9 @@ class Counts(BaseModel):
     below_floor: int = 0
     needs_more_gpus: int = 0
     simulated: int = 0
+    stopped_early: int = 0  # of the simulated: ended once a P99 was certainly over FAR_MISS x its target
     not_simulated: int = 0  # variants refused by the rules or failing to start, found before simulating
+    admitting_all: int = 0  # trials left out: a smaller max_num_seqs already admits every request in flight
 
 
 class Plan(BaseModel):

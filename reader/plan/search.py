@@ -38,6 +38,9 @@ from .launch import build_launch
 from .scoring import judge, mark_pareto, miss_words, score
 from .space import KNOBS, PARALLEL, KnobSpace, Shape, knob_grid, model_max_len, shapes
 
+# A search trial stops once a P99 is certainly above this many times its target: it misses, and by so much that
+# its figures matter to no choice (the nearest miss, where nothing meets, is simulated to the end).
+FAR_MISS = 2.0
 ProgressFn = Callable[[str, int, int], None]  # (stage, simulations done, simulations in this round)
 TrialsFn = Callable[..., list[Trial]]  # try_changes, or what runs its trials elsewhere
 
@@ -116,6 +119,8 @@ class Planner:
             if st.found is not None and (best is None or self._cost(st.shape, st.found[1]) < best[0]):
                 best = (self._cost(st.shape, st.found[1]), st)
         self._choose(states, best[1] if best else None)
+        if self.plan.winner is None:
+            self._finish_stopped()
         mark_pareto(self.plan.points)
         if self.plan.winner is None:
             self.plan.closest = nearest_miss(self.plan, self.pinned)
@@ -268,11 +273,44 @@ class Planner:
         return [True, False] if self.req.space.unchunked else [True]
 
     def _meeting(self, options: list[_Option], n: int) -> list[tuple[_Option, int]]:
-        """Each option simulated as one of n replicas at the sized load; those that meet the SLOs."""
-        if not options:
+        """Each option simulated as one of n replicas at the sized load; those that meet the SLOs, each with
+        its point (an option that admits the same requests as a simulated one shares that one's point)."""
+        stand_in = self._stand_ins(options, n)
+        run = [o for o in options if stand_in[id(o)] is o]
+        if not run:
             return []
-        points = self._simulate([(o.candidate, n, self._sized(n), "search") for o in options])
-        return [(o, i) for o, i in zip(options, points) if self.plan.points[i].meets_slos]
+        points = dict(zip(map(id, run), self._simulate([(o.candidate, n, self._sized(n), "search") for o in run])))
+        met = [(o, points[id(stand_in[id(o)])]) for o in options]
+        return [(o, i) for o, i in met if self.plan.points[i].meets_slos]
+
+    def _stand_ins(self, options: list[_Option], n: int) -> dict[int, _Option]:
+        """Per option, the one simulated for it at n replicas (itself, mostly). Where a replica can hold at most
+        C requests at once (its clients, its batch, a rate's cap), every max_num_seqs of at least C admits all
+        of them: a setting equal to another but for a larger such max_num_seqs, and with no more KV cache (a
+        larger max_num_seqs only reserves more memory for the step's activations), is not simulated; the
+        smallest one stands in for it."""
+        out = {id(o): o for o in options}
+        cap = self.traffic.most_in_flight(n, self._sized(n))
+        if cap is None:
+            return out
+        covering = sorted(((o, self._rest(o)) for o in options if (self._seqs_of(o) or 0) >= cap),
+                          key=lambda orest: self._seqs_of(orest[0]))
+        for k, (o, rest) in enumerate(covering):
+            first = next((x for x, r in covering[:k] if r == rest and self._kv_of(x) >= self._kv_of(o)), None)
+            if first is not None:
+                out[id(o)] = out[id(first)]
+                self.plan.counts.admitting_all += 1
+        return out
+
+    def _rest(self, o: _Option) -> tuple:
+        changes = self.plan.candidates[o.candidate].changes
+        return tuple(sorted((k, repr(v)) for k, v in changes.items() if k != "max_num_seqs"))
+
+    def _seqs_of(self, o: _Option) -> Optional[int]:
+        return self.plan.candidates[o.candidate].changes.get("max_num_seqs")
+
+    def _kv_of(self, o: _Option) -> int:
+        return self.plan.candidates[o.candidate].settings["kv_cache_tokens"]
 
     def _unreachable(self, st: _ShapeState, options: list[_Option], top: int,
                      best: Optional[tuple[float, _ShapeState]]) -> None:
@@ -441,22 +479,48 @@ class Planner:
                 **({} if "max_model_len" in self.pinned else {"max_model_len": self.max_len}), **changes}
 
     def _simulate(self, jobs: list[tuple[int, int, float, str]]) -> list[int]:
-        """Simulate (candidate, replicas, per-replica load, stage) jobs in parallel; returns their point indices."""
+        """Simulate (candidate, replicas, per-replica load, stage) jobs in parallel; returns their point indices.
+        A search trial that misses an SLO by more than FAR_MISS times ends as soon as that is certain."""
+        out = []
+        for job, trial in zip(jobs, self._trials(jobs, stop=True)):
+            out.append(len(self.plan.points))
+            self._keep(len(self.plan.points), job, trial)
+        return out
+
+    def _trials(self, jobs: list[tuple[int, int, float, str]], stop: bool) -> list[Trial]:
+        limits = {m: FAR_MISS * t for m, t in self.slos.items()}
         changes = [Change(flags=self.flags[c], gpu=self.plan.candidates[c].gpu, gpu_count=self.plan.candidates[c].gpus,
-                          workload=self.traffic.share(n, load)) for c, n, load, _ in jobs]
+                          workload=self.traffic.share(n, load),
+                          stop_beyond_ms=limits if stop and stage == "search" and limits else None)
+                   for c, n, load, stage in jobs]
         if self.progress is not None:
             self.progress(jobs[0][3], self.plan.counts.simulated, len(jobs))
         trials = self.trials(self.root, changes, self.rule_errors, self.req.workers, ray=self.req.ray)
-        out = []
-        for (c, n, load, stage), trial in zip(jobs, trials):
-            out.append(len(self.plan.points))
-            if trial.evidence is not None:
-                self.evidence[len(self.plan.points)] = trial.evidence
-            self.plan.points.append(self._point(c, n, load, stage, trial))
-        self.plan.counts.simulated += sum(1 for t in trials if t.status == "simulated")
+        self.plan.counts.simulated += sum(1 for t in trials if t.status in ("simulated", "stopped"))
+        self.plan.counts.stopped_early += sum(1 for t in trials if t.status == "stopped")
         if self.progress is not None:
             self.progress(jobs[0][3], self.plan.counts.simulated, 0)
-        return out
+        return trials
+
+    def _keep(self, index: int, job: tuple[int, int, float, str], trial: Trial) -> None:
+        """The trial's point at `index` (appended, or replacing a stopped one)."""
+        if trial.evidence is not None:
+            self.evidence[index] = trial.evidence
+        point = self._point(*job, trial)
+        if index == len(self.plan.points):
+            self.plan.points.append(point)
+        else:
+            self.plan.points[index] = point
+
+    def _finish_stopped(self) -> None:
+        """With no plan found, the nearest miss is the answer: the trials stopped early are simulated to the end
+        (they miss by more than FAR_MISS times, but which misses least among them is then known)."""
+        stopped = [i for i, p in enumerate(self.plan.points) if p.status == "stopped"]
+        if not stopped or self._over_budget():
+            return
+        jobs = [(p.candidate, p.replicas, p.load, p.stage) for p in (self.plan.points[i] for i in stopped)]
+        for i, job, trial in zip(stopped, jobs, self._trials(jobs, stop=False)):
+            self._keep(i, job, trial)
 
     def _point(self, c: int, n: int, load: float, stage: str, trial: Trial) -> R.Point:
         p = R.Point(candidate=c, replicas=n, load=load, stage=stage, status=trial.status, why_not=trial.why_not,

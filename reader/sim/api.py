@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from ..errors import ReaderError
 from .engine import DEFAULT_SCHEDULER_OVERHEAD_S, MODES, ProgressFn, StepTimeFn, run_mode
+from .far_miss import FarMiss
 from .metrics import GOODPUT_KEYS, summarize
 from .result import SimResult
 from .settings import ResolvedSettings, SchedulerSettings, SpeculativeSettings, resolve
@@ -55,7 +56,7 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              progress: ProgressFn | None = None, *, overhead_s: float | None = None,
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
              leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0,
-             response_latency_s: float = 0.0) -> SimResult:
+             response_latency_s: float = 0.0, stop_beyond_ms: dict[str, float] | None = None) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
@@ -66,7 +67,9 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
     the client that much later (TTFT and end-to-end latency grow by it, TPOT and ITL do not). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
     progress(done, total) is called as requests finish. fast_path=False walks the running batch one
     request at a time, as vLLM does; leaps=False runs every pure-decode step on its own (both give
-    the same result: they are there for the tests). step_time must be a deterministic function of
+    the same result: they are there for the tests). stop_beyond_ms: limits (keys ttft, itl, in ms) whose P99
+    only matters as above or not: the run ends once one is certainly above (result.stopped says which; its
+    figures then cover the part simulated only). step_time must be a deterministic function of
     the batch: the simulator may reuse its value for an identical batch (set an attribute
     `deterministic = False` on the callable to prevent that)."""
     if mode not in MODES:
@@ -85,8 +88,9 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
         raise ReaderError("the front-end time per request must be >= 0 seconds.", key="front_end_s")
     if response_latency_s < 0:
         raise ReaderError("the response latency must be >= 0 seconds.", key="response_latency_s")
+    far_miss = FarMiss(stop_beyond_ms, wl.num_requests, wl.output_len) if stop_beyond_ms else None
     run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
-                   progress=progress, front_end_s=front_end_s)
+                   progress=progress, front_end_s=front_end_s, far_miss=far_miss)
     run.delay_responses(response_latency_s)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 

@@ -34,12 +34,13 @@ import heapq
 import math
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 from ..batch import StepBatch
 from .clock import step_clock
+from .far_miss import FarMiss
 from .leap import DecodeLeaps
 from .request import FINISHED, REJECTED, RequestTable, SharedPrefixContent
 from .scheduler import STOP_CODE, STOP_EMPTY, Scheduler
@@ -49,6 +50,7 @@ from .workload import Workload
 # CPU time per engine step outside the model (scheduling, input preparation, output processing).
 # A round figure for vLLM V1 on a server CPU; override per call (simulate(..., overhead_s=...)).
 DEFAULT_SCHEDULER_OVERHEAD_S = 0.0005
+FAR_MISS_EVERY = 8  # loop turns between looks for a P99 already certainly missed (a look scans every request)
 
 MODES = ("naive", "static", "continuous", "chunked")
 StepTimeFn = Callable[[StepBatch], float]
@@ -154,6 +156,7 @@ class EngineRun:
     leap_steps: int = 0
     blocked_skips: int = 0  # leap steps whose admission was known to stop for KV blocks without a look
     notes: list[str] = field(default_factory=list)
+    stopped: Optional[str] = None  # why the run ended before every request finished (far_miss.py)
 
     def delay_responses(self, seconds: float) -> None:
         """Every token reaches the client `seconds` after the engine emits it (the engine's steps are unchanged)."""
@@ -257,11 +260,13 @@ def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np
 
 def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
            overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-           leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0) -> EngineRun:
+           leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0,
+           far_miss: FarMiss | None = None) -> EngineRun:
     """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive).
 
     leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
-    (the one-request-at-a-time reference walk) turns them off too."""
+    (the one-request-at-a-time reference walk) turns them off too. far_miss: end the run (run.stopped
+    says why) once a latency P99 is certainly above its limit."""
     n = wl.num_requests
     run = _new_run(mode, cfg, wl)
     reqs = run.reqs
@@ -281,7 +286,12 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     receive = partial(_receive, client, run, refuse=reqs.prompt_len >= mml, accept=sched.add_request)
     leaper = (DecodeLeaps(sched, run, client, receive, step_time, overhead_s, progress, report_every)
               if leaps and fast_path and not cfg.num_spec_tokens else None)
+    looked = 0
     while done < n:
+        looked += 1
+        if far_miss is not None and looked % FAR_MISS_EVERY == 0 and (why := far_miss.reason(run)) is not None:
+            run.stopped = why
+            break
         done += receive(t)
         if not sched.has_unfinished():
             when = client.next_send_time()
@@ -505,9 +515,10 @@ def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
              overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-             leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0) -> EngineRun:
+             leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0,
+             far_miss: FarMiss | None = None) -> EngineRun:
     mode_cfg = settings_for_mode(cfg, mode)
     if mode == "static":
         return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress, front_end_s=front_end_s)
     return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
-                  leaps=leaps, progress=progress, front_end_s=front_end_s)
+                  leaps=leaps, progress=progress, front_end_s=front_end_s, far_miss=far_miss)

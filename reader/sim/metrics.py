@@ -112,7 +112,7 @@ def summarize(run: EngineRun, *, seed: int, slos_ms: dict[str, float] | None = N
         num_steps=len(run.step_start),
         timeseries=timeseries(run, max_points),
         evidence=evidence(run, latency_stats(queue)),
-        notes=list(run.cfg.notes) + run.notes,
+        notes=list(run.cfg.notes) + run.notes, stopped=run.stopped,
     )
     if keep_requests:
         result.requests = RequestRecords(

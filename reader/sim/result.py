@@ -124,3 +124,4 @@ class SimResult(BaseModel):
     evidence: StepEvidence
     notes: list[str] = Field(default_factory=list)
     requests: RequestRecords | None = None
+    stopped: str | None = None  # the run ended early, its answer known (a P99 certainly over a limit: far_miss.py)

@@ -65,6 +65,14 @@ class Traffic:
             return spec.model_copy(update={"arrival": arrival.model_copy(update={"concurrency": int(load)})})
         return spec.model_copy(update={"num_requests": int(load)})
 
+    def most_in_flight(self, replicas: int, load: float) -> Optional[int]:
+        """The most requests one of `replicas` replicas can hold at once when it carries `load`: its clients (a
+        closed loop), its whole batch, or a rate's client-side cap; None where arrivals are not capped."""
+        if self.kind in ("batch", "trace"):
+            return int(load) if self.kind == "batch" else None
+        cap = self.share(replicas, load).arrival.concurrency
+        return int(cap) if cap is not None else None
+
     # ---- kinds of traffic -----------------------------------------------------------------------
 
     def _from_spec(self, spec: WorkloadSpec, target_rate: Optional[float]) -> None:
