@@ -201,7 +201,7 @@ def _plot(result, spec: str) -> None:
 
     done = [p for p in result.points if p.metrics is not None and p.output_per_gpu is not None]
     points = [(p.metrics.itl_p99_ms or 0.0, p.output_per_gpu,
-               f"{result.candidates[p.candidate].gpu} TP{result.candidates[p.candidate].tp}" + (" *" if p.pareto else ""))
+               result.candidates[p.candidate].label + (" *" if p.pareto else ""))
               for p in done]
     chart = Chart(title="Output tok/s per GPU against ITL P99 (* = Pareto front)", x_label="ITL P99 (ms)",
                   y_label="output tok/s per GPU", x=[pt[0] for pt in points])

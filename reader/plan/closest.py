@@ -64,6 +64,6 @@ def _load(plan: R.Plan) -> list[str]:
         return [f"the load: by the rate bound at least {fewest} GPUs; raise --max-gpus (now {plan.max_gpus}) or "
                 "lower --target-rate"]
     if capped:
-        return [f"the load: {', '.join(f'TP{s.tp} on {s.gpu}' for s in capped[:3])} still missed the SLOs at the "
+        return [f"the load: {', '.join(f'{s.layout} on {s.gpu}' for s in capped[:3])} still missed the SLOs at the "
                 f"most replicas --max-gpus {plan.max_gpus} allows; raise --max-gpus or lower the load"]
     return []

@@ -19,12 +19,27 @@ Outcome = Literal["planned", "refused_by_rules", "does_not_start", "below_floor"
                   "not_cheaper", "skipped"]
 
 
-class Candidate(BaseModel):
-    """One replica's configuration: its hardware and the knobs the plan set on it."""
+class Layout(BaseModel):
+    """One replica's hardware: `tp` x `pp` GPUs of one type, the experts of a MoE model split over the tensor
+    parallel ranks (vLLM's default) or held whole, one share per rank (ep: --enable-expert-parallel)."""
 
     gpu: str
     tp: int
     pp: int = 1
+    ep: bool = False
+
+    @property
+    def layout(self) -> str:
+        return f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (" EP" if self.ep else "")
+
+    @property
+    def label(self) -> str:
+        return f"{self.gpu} {self.layout}"
+
+
+class Candidate(Layout):
+    """One replica's configuration: its hardware and the knobs the plan set on it."""
+
     changes: dict[str, Any] = Field(default_factory=dict)  # knobs set on the shape (the rest: vLLM's defaults)
     settings: dict[str, Any] = Field(default_factory=dict)  # the searched knobs' values as vLLM resolves them
 
@@ -50,10 +65,7 @@ class Point(BaseModel):
     pareto: bool = False
 
 
-class ShapeResult(BaseModel):
-    gpu: str
-    tp: int
-    pp: int
+class ShapeResult(Layout):
     gpus: int
     outcome: Outcome
     bounds: Optional[Bounds] = None

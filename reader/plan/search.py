@@ -3,14 +3,17 @@
 An exact search over the what-if trial runner (`diagnose.trials`): every candidate is resolved again,
 checked by the version's rules and sized by the capacity model before it is simulated.
 
-1. shapes: every GPU type x TP x PP within a node. Refused by the rules, not starting, or unable by
-   the bounds (`bounds.py`) to meet an SLO: dropped with the reason.
+1. shapes: every GPU type x TP x PP within a node, and for a MoE model each TP > 1 also with expert
+   parallelism. Refused by the rules, not starting, or unable by the bounds (`bounds.py`) to meet an SLO:
+   dropped with the reason.
 2. per shape, cheapest first, the knobs that decide the SLOs (token budget, max_num_seqs, KV-cache
-   dtype, chunked prefill, long_prefill_token_threshold) are searched jointly with the replica count: every setting of the grid
-   (narrowed by the shape's bounds) is simulated at the most replicas that could still beat the best
-   plan found, and the fewest replicas any of them needs is found by bisection. This is exact over the
-   grid because, at a fixed setting, more replicas never hurt at the per-replica load (each carries
-   less; tests/plan/test_plan_exact.py checks it, and the whole search against brute force).
+   dtype, chunked prefill, long_prefill_token_threshold) are searched jointly with the replica count:
+   every setting of the grid (narrowed by the shape's bounds) is simulated at the most replicas that
+   could still beat the best plan found, and the fewest replicas any of them needs is found by
+   bisection. This is exact over the grid because, at a fixed setting, more replicas never hurt at the
+   per-replica load (each carries less; tests/plan/test_plan_exact.py checks it, and the whole search
+   against brute force). Search trials end once they certainly miss a P99 by far (FAR_MISS), and a
+   max_num_seqs above the requests a replica can hold is simulated once (`_stand_ins`).
 3. sizing: the winner at the target load (no headroom), and its per-replica capacity, bracketed.
 
 A shape whose one replica already costs as much as the best plan is never simulated. Deterministic for
@@ -130,7 +133,7 @@ class Planner:
         model = self.root.resolved.require_model()
         space = self.req.space
         found, left_out = shapes([get_gpu(g) for g in self.req.gpus], model, self.req.max_gpus,
-                                 self.req.gpus_per_node, space.tp_sizes, space.pp_sizes)
+                                 self.req.gpus_per_node, space.tp_sizes, space.pp_sizes, space.expert_parallel)
         self.plan.notes += [f"not searched: {why}" for why in left_out]
         found = self._calibrated(found)
         if "tensor_parallel_size" in self.root.resolved.deployment.flags:
@@ -156,7 +159,7 @@ class Planner:
             try:
                 problems(r.calibration, target, name)
             except ReaderError as refusal:
-                skipped[f"{shape.gpu} TP{shape.tp} PP{shape.pp}"] = refusal.message
+                skipped[shape.label] = refusal.message
                 continue
             kept.append(shape)
         self.plan.notes += [f"not searched: {label}: {why}" for label, why in skipped.items()]
@@ -171,7 +174,7 @@ class Planner:
         return kept
 
     def _shape(self, shape: Shape) -> Optional[_ShapeState]:
-        res = R.ShapeResult(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, gpus=shape.gpus, outcome="planned")
+        res = R.ShapeResult(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, ep=shape.ep, gpus=shape.gpus, outcome="planned")
         self.plan.shapes.append(res)
         index, refusal = self._candidate(shape, {})
         if index is None:
@@ -458,8 +461,8 @@ class Planner:
         if same is not None:
             return same, None
         index = len(self.plan.candidates)
-        self.plan.candidates.append(R.Candidate(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, changes=dict(changes),
-                                                settings=_settings(sc)))
+        self.plan.candidates.append(R.Candidate(gpu=shape.gpu, tp=shape.tp, pp=shape.pp, ep=shape.ep,
+                                                changes=dict(changes), settings=_settings(sc)))
         self.flags.append(flags)
         self.scenarios.append(sc)
         self.keys[key] = index
@@ -549,10 +552,10 @@ class Planner:
 
     def _shape_of(self, candidate: int) -> Shape:
         c = self.plan.candidates[candidate]
-        return Shape(c.gpu, c.tp, c.pp)
+        return Shape(c.gpu, c.tp, c.pp, c.ep)
 
     def _shape_index(self, shape: Shape) -> int:
-        return next(i for i, s in enumerate(self.plan.shapes) if (s.gpu, s.tp, s.pp) == (shape.gpu, shape.tp, shape.pp))
+        return next(i for i, s in enumerate(self.plan.shapes) if Shape(s.gpu, s.tp, s.pp, s.ep) == shape)
 
     def _seqs(self, sc: Scenario, searched: int) -> int:
         """The largest max_num_seqs a bound may assume: the config's, where it pins it."""

@@ -22,16 +22,18 @@ BUDGETS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 SEQS = (32, 64, 128, 256, 512, 1024)
 # From this budget up, one long prompt can fill a step; a threshold of a quarter leaves room for the others.
 LONG_PREFILL_FROM = 2048
-PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
+PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
 
 
 @dataclass(frozen=True, order=True)
 class Shape:
-    """One replica's hardware: `tp` x `pp` GPUs of one type."""
+    """One replica's hardware: `tp` x `pp` GPUs of one type; ep: a MoE model's experts spread whole over the
+    tensor parallel ranks (--enable-expert-parallel) instead of each sliced over them."""
 
     gpu: str
     tp: int
     pp: int = 1
+    ep: bool = False
 
     @property
     def gpus(self) -> int:
@@ -39,17 +41,19 @@ class Shape:
 
     @property
     def label(self) -> str:
-        return f"{self.gpu} TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "")
+        return f"{self.gpu} TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (" EP" if self.ep else "")
 
     def flags(self) -> dict[str, Any]:
-        """The parallel flags of one replica (None: not written, vLLM's default of 1)."""
+        """The parallel flags of one replica (None: not written, vLLM's default of 1, or off)."""
         return {"tensor_parallel_size": self.tp if self.tp > 1 else None,
-                "pipeline_parallel_size": self.pp if self.pp > 1 else None, "data_parallel_size": None}
+                "pipeline_parallel_size": self.pp if self.pp > 1 else None, "data_parallel_size": None,
+                "enable_expert_parallel": True if self.ep else None}
 
 
 def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int, tp_sizes: tuple[int, ...] = TP_SIZES,
-           pp_sizes: tuple[int, ...] = PP_SIZES) -> tuple[list[Shape], list[str]]:
-    """Every TP x PP within one node and --max-gpus, per GPU type; and what was left out, with why.
+           pp_sizes: tuple[int, ...] = PP_SIZES, expert_parallel: bool = True) -> tuple[list[Shape], list[str]]:
+    """Every TP x PP within one node and --max-gpus, per GPU type, and for a MoE model each TP > 1 also with
+    expert parallelism (expert_parallel); and what was left out, with why.
 
     Tensor parallelism must divide the attention heads (vLLM refuses otherwise; the rules say so too,
     but a shape that can never start is not worth a line per GPU type)."""
@@ -65,6 +69,8 @@ def shapes(gpus: list[GpuSpec], model: ModelSpec, max_gpus: int, per_node: int, 
                 if pp > model.num_hidden_layers:
                     continue
                 out.append(Shape(gpu.id, tp, pp))
+                if expert_parallel and model.is_moe and tp > 1:
+                    out.append(Shape(gpu.id, tp, pp, ep=True))
     heads = model.num_attention_heads
     skipped = [tp for tp in tp_sizes if tp <= per_node and heads % tp]
     if skipped:
@@ -90,6 +96,7 @@ class KnobSpace:
     long_prefill: bool = True  # also long_prefill_token_threshold at a quarter of budgets from LONG_PREFILL_FROM
     tp_sizes: tuple[int, ...] = TP_SIZES
     pp_sizes: tuple[int, ...] = PP_SIZES
+    expert_parallel: bool = True  # a MoE model's TP shapes also with --enable-expert-parallel
 
 
 def knob_grid(budgets: list[int], seqs: list[int], dtypes: list[str], chunking: list[bool], max_len: int,

@@ -82,7 +82,8 @@ def headline(plan: Plan) -> str:
 def _winner_rows(plan: Plan) -> list[list[str]]:
     w = plan.winner
     c = plan.candidates[w.candidate]
-    rows = [["GPUs per replica", md(f"{c.gpus} x {c.gpu}"), md(f"tensor parallel {c.tp}, pipeline parallel {c.pp}")]]
+    rows = [["GPUs per replica", md(f"{c.gpus} x {c.gpu}"), md(f"tensor parallel {c.tp}, pipeline parallel {c.pp}"
+                                                              + (", expert parallel" if c.ep else ""))]]
     for key, value in c.settings.items():
         if key == "kv_cache_tokens":
             rows.append(["KV cache", md(f"{value:,} tokens per replica"), "capacity model"])
@@ -174,7 +175,7 @@ def _shape_rows(plan: Plan) -> list[list[str]]:
     rows = []
     for s in plan.shapes:
         b = s.bounds
-        rows.append([md(s.gpu), md(f"TP{s.tp}" + (f" PP{s.pp}" if s.pp > 1 else "")), OUTCOMES[s.outcome],
+        rows.append([md(s.gpu), md(s.layout), OUTCOMES[s.outcome],
                      f"{b.itl_floor_ms:,.1f} ms" if b else "-", f"{b.ttft_floor_ms:,.0f} ms" if b else "-",
                      str(s.min_replicas) if s.min_replicas else "-", str(s.replicas) if s.replicas else "-",
                      md(s.reason)])
@@ -243,12 +244,12 @@ def _replicas(n: int) -> str:
 
 
 def _parallel(c: Candidate) -> str:
-    parts = ([f"TP{c.tp}"] if c.tp > 1 else []) + ([f"PP{c.pp}"] if c.pp > 1 else [])
+    parts = ([f"TP{c.tp}"] if c.tp > 1 else []) + ([f"PP{c.pp}"] if c.pp > 1 else []) + (["EP"] if c.ep else [])
     return f" ({', '.join(parts)})" if parts else ""
 
 
 def _shape(c: Candidate) -> str:
-    return f"{c.gpu} TP{c.tp}" + (f" PP{c.pp}" if c.pp > 1 else "")
+    return c.label
 
 
 def _changes(c: Candidate) -> str:

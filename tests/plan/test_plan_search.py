@@ -141,3 +141,10 @@ def test_every_shape_says_why_it_lost(plan):
     mine = next(s for s in won if (s.gpu, s.tp, s.pp) == (c.gpu, c.tp, c.pp))
     assert mine.replicas == w.replicas and mine.candidate == w.candidate
     assert all("no less than the plan found" in s.reason for s in plan.shapes if s.outcome == "not_cheaper")
+
+
+def test_a_moe_config_that_sets_expert_parallelism_has_it_searched_with_the_shape():
+    plan = make_plan("vllm serve Qwen/Qwen3-30B-A3B -tp 2 --enable-expert-parallel", max_gpus=2, slos={"itl": 1.0})
+    assert "enable_expert_parallel" not in plan.pinned
+    assert {(s.tp, s.ep) for s in plan.shapes} >= {(2, True), (2, False), (1, False)}
+    assert plan.counts.simulated == 0  # below every floor: answered before simulating

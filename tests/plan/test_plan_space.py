@@ -25,9 +25,22 @@ def test_tensor_parallel_sizes_that_do_not_divide_the_heads_are_left_out_and_sai
 
 def test_a_shape_writes_only_the_parallel_sizes_above_one():
     assert Shape("H100-SXM", 1).flags() == {"tensor_parallel_size": None, "pipeline_parallel_size": None,
-                                            "data_parallel_size": None}
+                                            "data_parallel_size": None, "enable_expert_parallel": None}
     assert Shape("H100-SXM", 4, 2).flags()["tensor_parallel_size"] == 4
     assert Shape("H100-SXM", 4, 2).label == "H100-SXM TP4 PP2"
+
+
+def test_a_moe_model_is_also_searched_with_its_experts_spread_over_the_tensor_parallel_ranks():
+    moe = get_model("Qwen/Qwen3-30B-A3B")
+    found, _ = shapes([get_gpu("H100-SXM")], moe, max_gpus=4, per_node=8)
+    with_ep = {(s.tp, s.pp) for s in found if s.ep}
+    assert with_ep == {(s.tp, s.pp) for s in found if not s.ep and s.tp > 1}  # one rank holds every expert at TP1
+    assert Shape("H100-SXM", 4, ep=True).flags()["enable_expert_parallel"] is True
+    assert Shape("H100-SXM", 4, ep=True).label == "H100-SXM TP4 EP"
+    dense, _ = shapes([get_gpu("H100-SXM")], LLAMA_8B, max_gpus=4, per_node=8)
+    assert not any(s.ep for s in dense)
+    without, _ = shapes([get_gpu("H100-SXM")], moe, max_gpus=4, per_node=8, expert_parallel=False)
+    assert not any(s.ep for s in without)
 
 
 def test_max_model_len_holds_the_longest_request_in_whole_kibitokens():
