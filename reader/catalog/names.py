@@ -165,9 +165,10 @@ def _bare_key(name: str) -> str:
 def named_base(name: str, known: Iterable[str]) -> Optional[str]:
     """The known repository name (as given in `known`) that `name` is a variant of, or None.
 
-    Two readings, first hit wins: the name with trailing words dropped one at a time (`-Instruct-abliterated`,
+    Three readings, first hit wins: the name with trailing words dropped one at a time (`-Instruct-abliterated`,
     `-Chat`, `-v2`) is a known name; else the longest known name that carries a size and sits inside the
-    name between separators (a fine-tune that names its base, `Hermes-3-Llama-3.1-8B`)."""
+    name between separators (a fine-tune that names its base, `Hermes-3-Llama-3.1-8B`); else a known name
+    whose family prefix starts the name and whose size is one of its words (`Llama-3.1-Tulu-3-8B`)."""
     by_key: dict[str, str] = {}
     for item in known:
         by_key.setdefault(_bare_key(item), item)
@@ -178,7 +179,24 @@ def named_base(name: str, known: Iterable[str]) -> Optional[str]:
         if hit is not None:
             return hit
     inside = [k for k in by_key if _SIZE_TOKEN.search(k) and k != key and re.search(f"(^|-){re.escape(k)}($|-)", key)]
-    return by_key[max(inside, key=len)] if inside else None
+    if inside:
+        return by_key[max(inside, key=len)]
+    return _same_family_and_size(key, by_key)
+
+
+def _same_family_and_size(key: str, by_key: dict[str, str]) -> Optional[str]:
+    """A fine-tune that keeps its base's family prefix and size with words between (`llama-3.1-tulu-3-8b` ->
+    llama-3.1-8b): the known name with the longest such family, the shortest of those."""
+    words = set(key.split("-"))
+    best: Optional[tuple[int, int, str]] = None
+    for known in by_key:
+        size = _SIZE_TOKEN.search(known)
+        family = known[:size.start()].rstrip("-") if size else ""
+        if not family or not key.startswith(family + "-") or size.group(0).strip("-") not in words:
+            continue
+        rank = (-len(family), len(known), known)
+        best = rank if best is None or rank < best else best
+    return by_key[best[2]] if best else None
 
 
 def is_gguf(name: str) -> bool:

@@ -343,12 +343,15 @@ KNOWN = ["meta-llama/Llama-2-7b-chat-hf", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen
     ("my-org/Qwen2.5-7B-Instruct-abliterated", "Qwen/Qwen2.5-7B-Instruct"),  # trailing words dropped
     ("my-org/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-72B"),  # 72B is not 7B
     ("NousResearch/Hermes-3-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),  # the base named inside
+    ("allenai/Llama-3.1-Tulu-3-8B", "meta-llama/Llama-3.1-8B"),  # the family first, the size among its words
+    ("my-org/Qwen2.5-Math-72B-Instruct", "Qwen/Qwen2.5-72B"),
 ])
 def test_a_variant_name_leads_to_the_model_it_is_named_after(name, base):
     assert names.named_base(name, KNOWN) == base
 
 
-@pytest.mark.parametrize("name", ["acme/weird-model", "my-org/llama-tuned", "my-org/Qwen2.5-Coder"])
+@pytest.mark.parametrize("name", ["acme/weird-model", "my-org/llama-tuned", "my-org/Qwen2.5-Coder",
+                                  "my-org/Qwen2.5-Math-1.5B", "arcee-ai/Llama-3.1-SuperNova-Lite"])
 def test_a_name_without_a_known_model_and_size_in_it_leads_nowhere(name):
     assert names.named_base(name, KNOWN) is None
 
