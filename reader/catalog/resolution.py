@@ -272,8 +272,9 @@ def _by_inference(chain: _Chain, text: str, served_names: Iterable[str], skip: s
         if _by_id(chain, cand.repo_id, cand.revision or chain.revision) is not None:
             chain.r.inferred_from = cand.why
             return chain.r
-    asked = [names.Candidate(skip, "")] if skip else []  # a fine-tune's own name, after the ids it suggests
-    if _by_base_name(chain, asked + candidates):
+    # the asked id keeps its own name (its quantized base was tried before the inference), then the ids guessed
+    asked = [names.Candidate(skip, "")] if skip else []
+    if _by_base_name(chain, asked, quantized=False) or _by_base_name(chain, candidates):
         return chain.r
     what = f"the path '{text}' does not exist here" if _looks_like_path(text) else f"no source has '{text}'"
     if not candidates:
@@ -295,13 +296,14 @@ def _bare_match(catalog_match):
     return match
 
 
-def _by_base_name(chain: _Chain, candidates: list[names.Candidate], family: bool = True) -> bool:
+def _by_base_name(chain: _Chain, candidates: list[names.Candidate], quantized: bool = True,
+                  family: bool = True) -> bool:
     """The shape of the model a name is a variant of, its own config out of reach: the base of a quantized
     name (`-FP8`, `-AWQ`, ...) with the weight format it announces, or the catalog model a re-upload or
     fine-tune is named after (names.named_base) in its own format."""
     for cand in candidates:
         quant = names.quantization_from_name(cand.repo_id)
-        if _from_base(chain, cand, quant, _quant_bases(quant) if quant else []):
+        if quantized and quant and _from_base(chain, cand, quant, _quant_bases(quant)):
             return True
         base = names.named_base(quant.base if quant else cand.repo_id, _catalog_names()) if family else None
         if base and base.lower() != cand.repo_id.lower() and _from_base(chain, cand, quant, [base]):
@@ -327,18 +329,10 @@ def _from_base(chain: _Chain, cand: names.Candidate, quant: Optional[names.NameQ
             continue
         spec = chain.r.spec
         assert spec is not None
-        update: dict = {"id": cand.repo_id}
+        how, note, step = _variant_words(spec.id, quant)
+        update: dict = {"id": cand.repo_id, "notes": (spec.notes + " " if spec.notes else "") + note}
         if quant is not None:
             update["quantization"] = quant.spec
-            how = f"its weights are assumed to be {quant.words}, from the '{quant.suffix}' in its name"
-            note = f"Shape of {spec.id}; weight format assumed from the name's '{quant.suffix}'."
-            step = f"{quant.words}, shape of {spec.id}"
-        else:
-            how = ("it is read as a re-upload or fine-tune of that model, with the same shape and weight format "
-                   "(pass its config.json with --model if it differs)")
-            note = f"Shape of {spec.id}, the model its name is a variant of."
-            step = f"named after {spec.id}"
-        update["notes"] = (spec.notes + " " if spec.notes else "") + note
         chain.r.spec = spec.model_copy(update=update)
         chain.r.resolved_id = cand.repo_id
         if cand.why:
@@ -348,6 +342,17 @@ def _from_base(chain: _Chain, cand: names.Candidate, quant: Optional[names.NameQ
         chain.step("name", cand.repo_id, True, step)
         return True
     return False
+
+
+def _variant_words(base_id: str, quant: Optional[names.NameQuant]) -> tuple[str, str, str]:
+    """What the report says of a variant read as its base: the assumption, the model's note, the step."""
+    if quant is not None:
+        return (f"its weights are assumed to be {quant.words}, from the '{quant.suffix}' in its name",
+                f"Shape of {base_id}; weight format assumed from the name's '{quant.suffix}'.",
+                f"{quant.words}, shape of {base_id}")
+    return ("it is read as a re-upload or fine-tune of that model, with the same shape and weight format "
+            "(pass its config.json with --model if it differs)",
+            f"Shape of {base_id}, the model its name is a variant of.", f"named after {base_id}")
 
 
 def _misses(chain: _Chain) -> str:

@@ -363,7 +363,14 @@ def test_an_unreachable_fine_tune_takes_the_shape_it_is_named_after_as_an_assump
     assert "taken from meta-llama/Llama-3.1-8B" in res.assumptions[0] and res.steps[-1].source == "name"
 
 
+def test_a_fine_tune_keeps_the_name_it_was_asked_by(cache):
+    # meta-llama publishes Llama, so meta-llama/Llama-3.1-Tulu-3-8B is also guessed; the asked id stays
+    res = resolve_model("allenai/Llama-3.1-Tulu-3-8B")
+    assert res.spec.id == res.resolved_id == "allenai/Llama-3.1-Tulu-3-8B" and res.inferred_from is None
+    assert "taken from meta-llama/Llama-3.1-8B" in res.assumptions[0]
+
+
 def test_a_quantized_re_upload_under_another_spelling_takes_its_base_and_its_format(cache):
     res = resolve_model("TheBloke/Llama-2-7B-Chat-AWQ")
-    assert res.found and res.spec.quantization.method == "awq"
+    assert res.found and res.spec.id == "TheBloke/Llama-2-7B-Chat-AWQ" and res.spec.quantization.method == "awq"
     assert "taken from meta-llama/Llama-2-7b-chat-hf" in res.assumptions[0]
