@@ -121,6 +121,11 @@ def find_model(name: str) -> Optional[ModelSpec]:
     return None if pos is None else _model_at(pos)
 
 
+def catalog_model_names() -> list[str]:
+    """Every catalog id and alias, as written (for matching a variant's name to its base)."""
+    return [name for entry in _model_entries() for name in (entry["id"], *entry.get("aliases", ()))]
+
+
 def bare_name_match(name: str) -> Optional[str]:
     """The catalog id whose repository name (without the organisation) is `name`, when only one is."""
     key = _model_key(name)

@@ -5,13 +5,16 @@ Two readings, both guesses that the report states as such:
   from its last components (`/models/deepseek-coder-33b-instruct` -> deepseek-ai/deepseek-coder-33b-instruct,
   the cache's `models--Qwen--Qwen1.5-7B-Chat` -> Qwen/Qwen1.5-7B-Chat, `./Qwen/Qwen3-8B` -> Qwen/Qwen3-8B);
 - `quantization_from_name(name)`: the weight format a checkpoint's name announces (`-FP8`, `-AWQ`,
-  `-GPTQ-Int4`, `-NVFP4`, `quantized.w8a8`, `-bnb-4bit`, ...) and the name without it.
+  `-GPTQ-Int4`, `-NVFP4`, `quantized.w8a8`, `-bnb-4bit`, ...) and the name without it;
+- `named_base(name, known)`: the known model a re-upload or fine-tune is named after
+  (`TheBloke/Llama-2-7B-Chat` -> llama-2-7b-chat-hf, `my-org/Qwen2.5-7B-Instruct-abliterated` ->
+  qwen2.5-7b-instruct, `NousResearch/Hermes-3-Llama-3.1-8B` -> llama-3.1-8b).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional
 
 from .hf_cache import repo_id_from_folder
 from .types import QuantSpec
@@ -145,8 +148,60 @@ def quantization_from_name(name: str) -> Optional[NameQuant]:
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# The base model a re-upload or fine-tune is named after
+
+# A size in a name (`8B`, `0.5b`, `135M`, `8x7B`): a base found inside a longer name must carry one, so
+# that a family word alone ("llama", "qwen") never stands for a model.
+_SIZE_TOKEN = re.compile(r"(^|-)(\d+x)?\d+(\.\d+)?[bm]($|-)")
+
+
+def _bare_key(name: str) -> str:
+    """Lower-cased repository name, `_` read as `-`, without the `-hf` that Meta's conversions carry."""
+    key = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-")
+    return key[:-3] if key.endswith("-hf") else key
+
+
+def named_base(name: str, known: Iterable[str]) -> Optional[str]:
+    """The known repository name (as given in `known`) that `name` is a variant of, or None.
+
+    Three readings, first hit wins: the name with trailing words dropped one at a time (`-Instruct-abliterated`,
+    `-Chat`, `-v2`) is a known name; else the longest known name that carries a size and sits inside the
+    name between separators (a fine-tune that names its base, `Hermes-3-Llama-3.1-8B`); else a known name
+    whose family prefix starts the name and whose size is one of its words (`Llama-3.1-Tulu-3-8B`)."""
+    by_key: dict[str, str] = {}
+    for item in known:
+        by_key.setdefault(_bare_key(item), item)
+    key = _bare_key(name)
+    words = key.split("-")
+    for end in range(len(words), 1, -1):
+        hit = by_key.get("-".join(words[:end]))
+        if hit is not None:
+            return hit
+    inside = [k for k in by_key if _SIZE_TOKEN.search(k) and k != key and re.search(f"(^|-){re.escape(k)}($|-)", key)]
+    if inside:
+        return by_key[max(inside, key=len)]
+    return _same_family_and_size(key, by_key)
+
+
+def _same_family_and_size(key: str, by_key: dict[str, str]) -> Optional[str]:
+    """A fine-tune that keeps its base's family prefix and size with words between (`llama-3.1-tulu-3-8b` ->
+    llama-3.1-8b): the known name with the longest such family, the shortest of those."""
+    words = set(key.split("-"))
+    best: Optional[tuple[int, int, str]] = None
+    for known in by_key:
+        size = _SIZE_TOKEN.search(known)
+        family = known[:size.start()].rstrip("-") if size else ""
+        if not family or not key.startswith(family + "-") or size.group(0).strip("-") not in words:
+            continue
+        rank = (-len(family), len(known), known)
+        best = rank if best is None or rank < best else best
+    return by_key[best[2]] if best else None
+
+
 def is_gguf(name: str) -> bool:
     return bool(_GGUF.search(name.rstrip("/")))
 
 
-__all__ = ["candidate_ids", "Candidate", "org_for", "quantization_from_name", "NameQuant", "is_gguf", "ORG_BY_NAME"]
+__all__ = ["candidate_ids", "Candidate", "org_for", "quantization_from_name", "NameQuant", "named_base", "is_gguf",
+           "ORG_BY_NAME"]

@@ -9,8 +9,10 @@ its config.json. The chain, first hit wins:
 4. a download of config.json alone from the Hub (huggingface_hub: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE);
 5. a path that does not exist here (it lives in the serving container): the ids its last components
    and --served-model-name most likely name, each tried through 2-4, said loudly as an inference;
-6. a name announcing a quantization (`-FP8`, `-AWQ`, ...) whose own config is out of reach: the base
-   model's shape with the announced weight format, said as an assumption.
+6. a name that is a variant of a known model, whose own config is out of reach: a quantized name
+   (`-FP8`, `-AWQ`, ...) takes its base model's shape with the announced weight format; a re-upload or
+   fine-tune named after a catalog model (`TheBloke/Llama-2-7B-Chat`, `Qwen2.5-7B-Instruct-abliterated`,
+   `Hermes-3-Llama-3.1-8B`) takes that model's shape; both said as an assumption.
 
 The catalog comes before the Hub so that a known model never needs the network (CI gates run offline
 and give the same answer every time); an explicit `revision` puts the Hub first, since the catalog
@@ -125,7 +127,7 @@ def _by_hub_id(chain: _Chain, text: str, served_names: Iterable[str]) -> ModelRe
     suggest (a relative path in the container, a private fine-tune named after its base)."""
     if _by_id(chain, text, chain.revision) is not None:
         return chain.r
-    if "/" in text and _by_name_quant(chain, [names.Candidate(text, "")]):
+    if "/" in text and _by_base_name(chain, [names.Candidate(text, "")], family=False):
         return chain.r
     inferred = _by_inference(chain, text, served_names, skip=text)
     if inferred.found or "/" not in text:
@@ -270,7 +272,9 @@ def _by_inference(chain: _Chain, text: str, served_names: Iterable[str], skip: s
         if _by_id(chain, cand.repo_id, cand.revision or chain.revision) is not None:
             chain.r.inferred_from = cand.why
             return chain.r
-    if _by_name_quant(chain, candidates):
+    # the asked id keeps its own name (its quantized base was tried before the inference), then the ids guessed
+    asked = [names.Candidate(skip, "")] if skip else []
+    if _by_base_name(chain, asked, quantized=False) or _by_base_name(chain, candidates):
         return chain.r
     what = f"the path '{text}' does not exist here" if _looks_like_path(text) else f"no source has '{text}'"
     if not candidates:
@@ -292,33 +296,63 @@ def _bare_match(catalog_match):
     return match
 
 
-def _by_name_quant(chain: _Chain, candidates: list[names.Candidate]) -> bool:
-    """The base model's shape with the weight format a name announces (its own config out of reach)."""
+def _by_base_name(chain: _Chain, candidates: list[names.Candidate], quantized: bool = True,
+                  family: bool = True) -> bool:
+    """The shape of the model a name is a variant of, its own config out of reach: the base of a quantized
+    name (`-FP8`, `-AWQ`, ...) with the weight format it announces, or the catalog model a re-upload or
+    fine-tune is named after (names.named_base) in its own format."""
     for cand in candidates:
         quant = names.quantization_from_name(cand.repo_id)
-        if quant is None:
-            continue
-        short = quant.base.rsplit("/", 1)[-1]
-        org = names.org_for(short)
-        bases = dict.fromkeys([quant.base] + ([f"{org}/{short}"] if org else []))
-        for base in bases:
-            if _by_id(chain, base, chain.revision) is None:
-                continue
-            spec = chain.r.spec
-            assert spec is not None
-            chain.r.spec = spec.model_copy(update={
-                "id": cand.repo_id, "quantization": quant.spec,
-                "notes": (spec.notes + " " if spec.notes else "") + f"Shape of {spec.id}; weight format assumed "
-                         f"from the name's '{quant.suffix}'."})
-            chain.r.resolved_id = cand.repo_id
-            if cand.why:
-                chain.r.inferred_from = cand.why
-            chain.r.assumptions.append(
-                f"the config.json of {cand.repo_id} is out of reach, so its shape is taken from {spec.id} and its "
-                f"weights are assumed to be {quant.words}, from the '{quant.suffix}' in its name")
-            chain.step("name", cand.repo_id, True, f"{quant.words}, shape of {spec.id}")
+        if quantized and quant and _from_base(chain, cand, quant, _quant_bases(quant)):
+            return True
+        base = names.named_base(quant.base if quant else cand.repo_id, _catalog_names()) if family else None
+        if base and base.lower() != cand.repo_id.lower() and _from_base(chain, cand, quant, [base]):
             return True
     return False
+
+
+def _quant_bases(quant: names.NameQuant) -> list[str]:
+    short = quant.base.rsplit("/", 1)[-1]
+    org = names.org_for(short)
+    return list(dict.fromkeys([quant.base] + ([f"{org}/{short}"] if org else [])))
+
+
+def _catalog_names() -> list[str]:
+    from .load import catalog_model_names
+
+    return catalog_model_names()
+
+
+def _from_base(chain: _Chain, cand: names.Candidate, quant: Optional[names.NameQuant], bases: list[str]) -> bool:
+    for base in bases:
+        if _by_id(chain, base, chain.revision) is None:
+            continue
+        spec = chain.r.spec
+        assert spec is not None
+        how, note, step = _variant_words(spec.id, quant)
+        update: dict = {"id": cand.repo_id, "notes": (spec.notes + " " if spec.notes else "") + note}
+        if quant is not None:
+            update["quantization"] = quant.spec
+        chain.r.spec = spec.model_copy(update=update)
+        chain.r.resolved_id = cand.repo_id
+        if cand.why:
+            chain.r.inferred_from = cand.why
+        chain.r.assumptions.append(f"the config.json of {cand.repo_id} is out of reach, so its shape is taken from "
+                                   f"{spec.id} and {how}")
+        chain.step("name", cand.repo_id, True, step)
+        return True
+    return False
+
+
+def _variant_words(base_id: str, quant: Optional[names.NameQuant]) -> tuple[str, str, str]:
+    """What the report says of a variant read as its base: the assumption, the model's note, the step."""
+    if quant is not None:
+        return (f"its weights are assumed to be {quant.words}, from the '{quant.suffix}' in its name",
+                f"Shape of {base_id}; weight format assumed from the name's '{quant.suffix}'.",
+                f"{quant.words}, shape of {base_id}")
+    return ("it is read as a re-upload or fine-tune of that model, with the same shape and weight format "
+            "(pass its config.json with --model if it differs)",
+            f"Shape of {base_id}, the model its name is a variant of.", f"named after {base_id}")
 
 
 def _misses(chain: _Chain) -> str:

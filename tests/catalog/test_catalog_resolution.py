@@ -330,3 +330,47 @@ def test_an_id_no_source_has_is_inferred_from_its_name_loudly(cache, name):
 def test_an_id_whose_name_suggests_nothing_stays_unresolved(cache):
     res = resolve_model("acme/weird-model")
     assert not res.found and res.problem.startswith("no source has the model acme/weird-model")
+
+
+# ---- a re-upload or fine-tune named after a catalog model ------------------------------------
+
+KNOWN = ["meta-llama/Llama-2-7b-chat-hf", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-72B",
+         "meta-llama/Llama-3.1-8B"]
+
+
+@pytest.mark.parametrize("name, base", [
+    ("TheBloke/Llama-2-7B-Chat", "meta-llama/Llama-2-7b-chat-hf"),  # case and Meta's -hf do not matter
+    ("my-org/Qwen2.5-7B-Instruct-abliterated", "Qwen/Qwen2.5-7B-Instruct"),  # trailing words dropped
+    ("my-org/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-72B"),  # 72B is not 7B
+    ("NousResearch/Hermes-3-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),  # the base named inside
+    ("allenai/Llama-3.1-Tulu-3-8B", "meta-llama/Llama-3.1-8B"),  # the family first, the size among its words
+    ("my-org/Qwen2.5-Math-72B-Instruct", "Qwen/Qwen2.5-72B"),
+])
+def test_a_variant_name_leads_to_the_model_it_is_named_after(name, base):
+    assert names.named_base(name, KNOWN) == base
+
+
+@pytest.mark.parametrize("name", ["acme/weird-model", "my-org/llama-tuned", "my-org/Qwen2.5-Coder",
+                                  "my-org/Qwen2.5-Math-1.5B", "arcee-ai/Llama-3.1-SuperNova-Lite"])
+def test_a_name_without_a_known_model_and_size_in_it_leads_nowhere(name):
+    assert names.named_base(name, KNOWN) is None
+
+
+def test_an_unreachable_fine_tune_takes_the_shape_it_is_named_after_as_an_assumption(cache):
+    res = resolve_model("NousResearch/Hermes-3-Llama-3.1-8B")
+    assert res.found and res.spec.id == "NousResearch/Hermes-3-Llama-3.1-8B"
+    assert res.spec.num_hidden_layers == 32 and res.spec.quantization is None
+    assert "taken from meta-llama/Llama-3.1-8B" in res.assumptions[0] and res.steps[-1].source == "name"
+
+
+def test_a_fine_tune_keeps_the_name_it_was_asked_by(cache):
+    # meta-llama publishes Llama, so meta-llama/Llama-3.1-Tulu-3-8B is also guessed; the asked id stays
+    res = resolve_model("allenai/Llama-3.1-Tulu-3-8B")
+    assert res.spec.id == res.resolved_id == "allenai/Llama-3.1-Tulu-3-8B" and res.inferred_from is None
+    assert "taken from meta-llama/Llama-3.1-8B" in res.assumptions[0]
+
+
+def test_a_quantized_re_upload_under_another_spelling_takes_its_base_and_its_format(cache):
+    res = resolve_model("TheBloke/Llama-2-7B-Chat-AWQ")
+    assert res.found and res.spec.id == "TheBloke/Llama-2-7B-Chat-AWQ" and res.spec.quantization.method == "awq"
+    assert "taken from meta-llama/Llama-2-7b-chat-hf" in res.assumptions[0]
