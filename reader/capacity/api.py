@@ -181,7 +181,7 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
                           key="tensor_parallel_size")
     ep = tp * req.data_parallel_size if (req.enable_expert_parallel and m.moe is not None) else 1
     wfmt = resolve_weight_format(m, req.quantization, req.dtype, req.gpu)
-    shapes = gpu_shapes(m, req.gpu, wfmt, tp, ep, req.redundant_experts if ep > 1 else 0)
+    shapes = gpu_shapes(m, req.gpu, wfmt, tp, ep, req.redundant_experts if ep > 1 else 0, req.data_parallel_size)
     kvb, kv_label = kv_dtype_bytes(req.kv_cache_dtype, m, wfmt.act_bytes)
     stages = _stages(req)
     notes: list[str] = []

@@ -243,8 +243,12 @@ def is_blackwell(gpu: GpuSpec) -> bool:
 
 
 def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, ep: int = 1,
-               redundant_experts: int = 0) -> GpuShapes:
-    """Per-GPU linear shapes under TP (and EP for routed experts, with EPLB's redundant copies)."""
+               redundant_experts: int = 0, dp: int = 1) -> GpuShapes:
+    """Per-GPU linear shapes under TP (and EP for routed experts, with EPLB's redundant copies). Without EP, the
+    routed experts are sliced over every GPU of the data parallel ranks too (dp x tp), while attention and the
+    dense and shared MLPs stay whole per rank: vLLM flattens the MoE layer's tensor parallel group across data
+    parallelism (FusedMoEParallelConfig.make / flatten_tp_across_dp_and_pcp,
+    vllm/model_executor/layers/fused_moe/config.py @ v0.18.0)."""
     if tp < 1 or ep < 1:
         raise ReaderError("parallel sizes must be >= 1", key="tensor_parallel_size")
     h = model.hidden_size
@@ -255,7 +259,7 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
         dense = (Gemm("gate_up", h, 2 * inter, wfmt.mlp_bits), Gemm("down", inter, h, wfmt.mlp_bits))
     else:  # GPT-2 c_fc/c_proj, OPT fc1/fc2, Nemotron-H up/down (relu2)
         dense = (Gemm("up", h, inter, wfmt.mlp_bits), Gemm("down", inter, h, wfmt.mlp_bits))
-    moe = _moe_shape(model, gpu, wfmt, tp, ep, redundant_experts) if model.moe is not None else None
+    moe = _moe_shape(model, gpu, wfmt, tp, ep, redundant_experts, dp) if model.moe is not None else None
     vocab_local = _round_up(model.vocab_size, 64 * tp) // tp  # vLLM pads vocab to 64 per rank
     lm_head = Gemm("lm_head", h, vocab_local, wfmt.lm_head_bits)
     mixer, small = _mixer_gemms(model, tp, wfmt.mixer_bits) if model.ssm is not None else ((), 0)
@@ -308,7 +312,10 @@ def mamba_extra_groups(groups: int, tp: int) -> int:
     return 0 if groups % tp == 0 else tp - groups
 
 
-def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: int, redundant: int = 0) -> MoeShape:
+def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: int, redundant: int = 0,
+               dp: int = 1) -> MoeShape:
+    """The MoE layer on one GPU: without EP its routed experts are sliced over tp x dp GPUs (gpu_shapes says
+    why), its shared experts over the rank's tp."""
     moe = model.moe
     assert moe is not None
     h, inter = moe.latent_size or model.hidden_size, moe.moe_intermediate_size
@@ -318,7 +325,7 @@ def _moe_shape(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int, ep: 
         # only matters without EPLB, where the first ranks hold one more (determine_expert_map)
         local = math.ceil((moe.num_experts + redundant) / ep)
     else:
-        local, inter = moe.num_experts, _round_up(inter, tp) // tp
+        local, inter = moe.num_experts, _round_up(inter, tp * dp) // (tp * dp)
     if wfmt.method == "mxfp4" and not is_blackwell(gpu):
         # Hopper/Ampere MXFP4 MoE kernels (Marlin / triton) store experts padded: hidden to a
         # multiple of 256 and intermediate to 128 (Mxfp4MoEMethod.create_weights in

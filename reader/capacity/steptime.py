@@ -76,7 +76,7 @@ class StepTimeModel:
         self.model, self.gpu, self.tp, self.pp, self.ep = model, gpu, tp, pp, ep
         self.cal = cal = calibration or default_calibration(gpu.id)
         self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
-        self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep)
+        self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep, dp=dp)
         self.moe_factor = dp if model.moe is not None else 1
         # achievable peaks of this GPU (datasheet x the fraction the measured H200 reached)
         self.flops16 = gpu.bf16_tflops * 1e12 * cal.achievable_matmul_fraction

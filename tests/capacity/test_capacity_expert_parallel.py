@@ -46,6 +46,18 @@ def test_without_expert_parallelism_redundant_experts_change_nothing(r1):
     assert weights_gib(r1, tensor_parallel_size=8, redundant_experts=32) == weights_gib(r1, tensor_parallel_size=8)
 
 
+def test_without_expert_parallelism_data_parallel_ranks_still_slice_the_routed_experts_between_them():
+    """vLLM flattens the MoE layer's tensor parallel group across DP (FusedMoEParallelConfig.make @ v0.18.0): with
+    DP 2 x TP 1 each GPU holds half of every routed expert, and all of attention and the shared experts."""
+    qwen = get_model("Qwen/Qwen3-235B-A22B")
+    wfmt = resolve_weight_format(qwen, None, "auto", get_gpu("H200-SXM"))
+    one, two = (gpu_shapes(qwen, get_gpu("H200-SXM"), wfmt, tp=1, dp=dp) for dp in (1, 2))
+    assert two.moe.inter * 2 == one.moe.inter and two.moe.local_experts == one.moe.local_experts
+    assert two.attn == one.attn
+    alone, beside = weights_gib(qwen), weights_gib(qwen, data_parallel_size=2)
+    assert beside < 0.55 * alone  # the routed experts are nearly all of a 235B-A22B model's weights
+
+
 def serve(tmp_path, flags: str):
     config = tmp_path / "serve.sh"
     config.write_text(f"vllm serve deepseek-ai/DeepSeek-R1 --data-parallel-size 16 {flags}\n")
