@@ -88,10 +88,15 @@ def _from_report(path: str) -> Observation:
     return Observation(evidence=report.evidence, load=report.load, source=report.source, snapshots=report.snapshots,
                        window_s=report.window_s, busy_s=report.busy_s, traffic=report.traffic,
                        engines=report.engines, model_name=report.model_name, names_used=report.names_used,
-                       missing=report.missing, settings=report.settings)
+                       missing=report.missing, unread=report.unread, settings=report.settings)
 
 
 def observed_workload(obs: Observation, r: ResolvedDeployment, seed: int = 0) -> tuple[Any, Any]:
+    if "finished" in obs.unread:
+        raise ReaderError(f"the metrics ({obs.source}) do not say how many requests finished: "
+                          "vllm:request_success_total is not in both the first and the last scrape (a page cut "
+                          "short?), so the observed load is unknown.", key="--metrics",
+                          hint="Scrape the server again and keep whole pages.")
     if not obs.traffic or obs.load.num_requests <= 0:
         raise ReaderError(f"the metrics ({obs.source}) show no finished request: there is no observed load to "
                           "simulate.", key="--metrics", hint="Observe the server while it serves traffic.")
@@ -161,4 +166,4 @@ def with_capacity(ev: Evidence, scenario: Scenario) -> Evidence:
 def observed_verdict(obs: Observation, slos_ms: dict[str, float]) -> Optional[Any]:
     from ..evidence.verdict import decide
 
-    return decide(obs.evidence, slos_ms, None) if obs.traffic else None
+    return decide(obs.evidence, slos_ms, None) if obs.traffic and not obs.unjudged else None

@@ -25,10 +25,9 @@ import numpy as np
 
 from ..errors import ReaderError
 from ..sim.workload import ArrivalSpec, LengthSpec, Workload, WorkloadSpec
-from .evidence import HistogramData, Interval, ObservedLoad
+from .evidence import BURST_WAIT_SHARE, HistogramData, Interval, ObservedLoad
 
 BURST_WAITING = 0.5
-BURST_WAIT_SHARE = 0.25
 
 
 def lengths(h: Optional[HistogramData], mean: Optional[float], n: int, what: str) -> np.ndarray:
@@ -53,7 +52,7 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     parts = [(0.0, 0.0, load.in_flight_at_start, True)]
     for i in load.intervals:
         if i.arrived > 0:
-            queued = _came_at_once(i, load.step_ms)
+            queued = _came_at_once(i, load)
             start = _burst_start(i, load.step_ms) if queued or _came_late(i) else i.start
             parts.append((start - origin, i.end - origin, i.arrived, queued))
     weights = np.array([p[2] for p in parts])
@@ -74,9 +73,14 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
                  "evenly")
 
 
-def _came_at_once(interval: Interval, step_ms: Optional[float]) -> bool:
+def _came_at_once(interval: Interval, load: ObservedLoad) -> bool:
     if interval.waiting_at_end >= BURST_WAITING * interval.arrived:
         return True
+    step_ms = load.step_ms
+    if len(load.intervals) == 1 and load.queued_at_once is not None:
+        # one interval (a pair of scrapes): its gauges saw nothing of the queue; the requests' own queueing
+        # times against the busy span say whether they came together
+        return load.queued_at_once
     busy_s = interval.end - interval.start
     if step_ms:
         busy_s = min(busy_s, interval.steps * step_ms / 1000.0)
