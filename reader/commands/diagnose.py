@@ -59,8 +59,12 @@ def register(app: typer.Typer) -> None:
         observed = None
         if metrics:
             from ..diagnose.observed import observe_for
-            from ..observe.sources import stderr_progress
-            observed = observe_for(resolved, metrics, stderr_progress())
+            from ..render.progress import ProgressLine
+            line = ProgressLine("observe")
+            try:
+                observed = observe_for(resolved, metrics, line.say)
+            finally:
+                line.close()
         with located_in(resolved):
             result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
         if log:
