@@ -160,8 +160,8 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
              else f"steps carry {mean_tokens:.0f} tokens on average")
     if not ev.requests_waited:
         limit: Limit = "load"
-        headline = (f"no request ever waited: the offered load ({ev.request_throughput or 0:.2f} req/s) is below what "
-                    f"this deployment can serve; {steps}")
+        headline = (f"no request ever waited: the offered load ({_rate(ev)}) is below what this deployment can "
+                    f"serve; {steps}")
     else:
         limit = "gpu"
         headline = ("requests queue, yet no scheduler limit binds: the GPU is the limit, "
@@ -201,6 +201,14 @@ def _slo_checks(ev: Evidence, slos_ms: dict[str, float]) -> list[SloCheck]:
             checks.append(SloCheck(metric=metric, target_ms=slos_ms[metric], p99_ms=p99,
                                    met=p99 is not None and p99 <= slos_ms[metric]))
     return checks
+
+
+def _rate(ev: Evidence) -> str:
+    """Requests per second, over the busy span's bounds when the source knows only those."""
+    rate = ev.request_throughput or 0.0
+    if ev.duration_low_s and ev.duration_s and ev.duration_low_s < ev.duration_s:
+        return f"{rate:.2f} to {rate * ev.duration_s / ev.duration_low_s:.2f} req/s"
+    return f"{rate:.2f} req/s"
 
 
 def _ms(value: Optional[float]) -> str:

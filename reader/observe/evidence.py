@@ -400,6 +400,7 @@ def _fill_from_requests(ev: Evidence, read: _Reader, settings: Settings, busy_s:
     bound = queue.bound_at_or_above(QUEUED_STEPS * step_s) if step_s else None
     queued = int(round(queue.count_above(bound))) if bound is not None else None
     ev.samples, ev.sample_unit, ev.requests_queued = ev.num_requests, "requests", queued
+    ev.waiting_by_reason = {}   # its snapshots saw the server empty: their zeros are not the busy span's
     resolved = low >= RESOLVED * busy_s
     span = (low + busy_s) / 2
     if resolved:
