@@ -31,6 +31,10 @@ def observed(f: Any) -> str:
     if low is not None and high is not None:
         top = "and up" if math.isinf(high) else f"to {quantity(high, f.unit)}"
         if getattr(f, "kind", None) == "bucket":
+            if low == 0 and not math.isinf(high):
+                # the first bucket: an interpolated point inside it (297 ms of 0-300 ms when the mean is 0.016 ms)
+                # would say more than the buckets do
+                return f"at most {quantity(high, f.unit)} (its histogram's first bucket)"
             return f"{quantity(low, f.unit)} {top} (its histogram bucket; {quantity(value, f.unit)} interpolated)"
         return f"{quantity(low, f.unit)} {top} (over the busy span's bounds)"
     return quantity(value, f.unit) + (" (exact)" if f.exact else "")
