@@ -85,3 +85,11 @@ def test_the_report_of_a_cut_page_says_unknown_and_gives_no_verdict():
                                            SETTINGS, {}))
     assert "No verdict: the window holds only part" in text and "no traffic" not in text
     assert "| requests finished | unknown" in text and "(exact)" not in text.split("| requests finished |")[1][:40]
+
+
+@pytest.mark.parametrize("case, limit", [("burst-kv", "kv_memory"), ("light", "load")])
+def test_the_kv_bound_and_light_recordings_give_their_verdict_from_a_pair_too(case, limit):
+    every = from_files([str(RECORDED / case / "scrapes.prom.gz")])
+    pair_only = Collected([every.snapshots[0], every.snapshots[-1]], f"{case} pair", "scrapes")
+    assert build_report(every, SETTINGS, {}).verdict.limit == limit
+    assert build_report(pair_only, SETTINGS, {}).verdict.limit == limit
