@@ -54,3 +54,24 @@ def test_without_the_variable_the_launch_is_a_gpus(tmp_path):
     path.write_text(SCRIPT.read_text().replace("export VLLM_CPU_KVCACHE_SPACE=1\n", ""))
     r = load_and_resolve(str(path), load_options(model=MODEL, vllm_version="0.32.0"))
     assert r.value("block_size") == 16 and r.value("kv_cache_memory_bytes") is None
+
+
+def test_a_manifests_env_entry_sets_the_cpu_kv_cache(tmp_path):
+    manifest = tmp_path / "deployment.yaml"
+    manifest.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tiny}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.32.0
+          command: ["vllm", "serve", "fixtures/live/tiny-llama"]
+          args: ["--max-num-seqs", "16", "--max-model-len", "2048"]
+          env:
+            - {name: VLLM_CPU_KVCACHE_SPACE, value: "2"}
+""")
+    r = load_and_resolve(str(manifest), load_options(model=MODEL))
+    assert r.value("kv_cache_memory_bytes") == 2 << 30 and r.value("block_size") == 128
