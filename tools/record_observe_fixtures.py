@@ -8,7 +8,13 @@ prometheus.json.gz (when Prometheus ran), server.log.gz (vLLM's own log) and met
 flags, request lengths, the server's final counters).
 
     eval "$(bash tools/vllm_env.sh 0.32.0)"
-    python tools/record_observe_fixtures.py [burst-kv|light|all]
+    flock /tmp/live-server.lock python tools/record_observe_fixtures.py [burst-kv|light|bench|all]
+
+The `bench` case runs `vllm bench serve` (tests/live/_observe_cases.py: BENCH_BURSTS) against the CPU server
+configured as fixtures/live/metrics/bench/serve.sh says, and keeps per burst the scrapes from an idle one before
+it to an idle one after (<burst>.prom.gz), the bench's own result (<burst>.bench.json) and, for the saturated
+burst, its last scrape cut at the line boundary before the first request-success or step-count series
+(saturated-cut.prom: what a scrape interrupted mid-page holds).
 """
 from __future__ import annotations
 
@@ -27,8 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from reader.observe.prometheus import fetch_range  # noqa: E402
 from tests.live._prometheus import prometheus_binary, prometheus_server  # noqa: E402
-from tests.live._server import live_server, venv_for  # noqa: E402
-from tests.live._observe_cases import BURSTS, CONSTRAINED, LIGHT, PACED  # noqa: E402
+from tests.live._server import bench_serve, live_server, venv_for  # noqa: E402
+from tests.live._observe_cases import (BENCH_BURSTS, BENCH_SERVER, BURSTS, CONSTRAINED, LIGHT,  # noqa: E402
+                                       PACED)
 from tests.live._traffic import Scraper, burst, paced, request_lengths  # noqa: E402
 
 CASES = {
@@ -96,11 +103,71 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
     return meta
 
 
+CUT_BEFORE = ("vllm:request_success_total", "vllm:iteration_tokens_total")
+
+
+def cut(text: str) -> str:
+    """The page up to the line before the first request-success or step-count line (its HELP/TYPE included)."""
+    lines = text.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if any(name in line for name in CUT_BEFORE))
+    return "".join(lines[:first])
+
+
+def record_bench(out: Path, version: str = "0.32.0") -> dict:
+    venv = venv_for(version)
+    if venv is None:
+        raise SystemExit(f"no vLLM {version} environment: eval \"$(bash tools/vllm_env.sh {version})\" first")
+    folder = out / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    runs: dict = {}
+    with tempfile.TemporaryDirectory(prefix="vllm-reader-record-") as tmp:
+        tmp_path = Path(tmp)
+        with live_server(venv, BENCH_SERVER, tmp_path / "server.log") as server:
+            for name, args in BENCH_BURSTS.items():
+                time.sleep(2 * SCRAPE_INTERVAL_S)
+                result = tmp_path / f"{name}.json"
+                with Scraper(server, SCRAPE_INTERVAL_S) as scraper:
+                    started = time.time()
+                    bench_serve(venv, server, [(result, args)])
+                    finished = time.time()
+                    time.sleep(2 * SCRAPE_INTERVAL_S)
+                scraper.save(folder / f"{name}.prom.gz")
+                bench = json.loads(result.read_text())
+                # the per-request lists make the file large; the summary figures are what the tests compare
+                summary = {k: v for k, v in bench.items() if not isinstance(v, list)}
+                (folder / f"{name}.bench.json").write_text(json.dumps(summary, indent=1) + "\n")
+                runs[name] = {"bench_args": args, "started": started, "finished": finished,
+                              "scrapes": len(scraper.scrapes)}
+                if name == "saturated":
+                    (folder / "saturated-cut.prom").write_text(
+                        f"# vllm-reader-scrape time={scraper.scrapes[-1].time:.3f} source={server.url}/metrics\n"
+                        + cut(scraper.scrapes[-1].text))
+            log = server.log()
+        with gzip.open(folder / "server.log.gz", "wt") as f:
+            f.write(log)
+    meta = {"case": "bench", "vllm_version": version,
+            "recorded": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+            "machine": f"{platform.machine()}, {platform.system()}; shared CPU (timings are noisy, counts exact)",
+            "server": {"model": "fixtures/live/tiny-llama (2-layer Llama, dummy weights)",
+                       "flags": ["--load-format", "dummy", "--dtype", "bfloat16", "--enforce-eager", *BENCH_SERVER],
+                       "env": {"VLLM_CPU_KVCACHE_SPACE": "1"}},
+            "runs": runs, "scrape_interval_s": SCRAPE_INTERVAL_S,
+            "recorded_by": "python tools/record_observe_fixtures.py bench"}
+    (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("case", nargs="?", default="all", choices=[*CASES, "all"])
+    parser.add_argument("case", nargs="?", default="all", choices=[*CASES, "bench", "all"])
     parser.add_argument("--out", type=Path, default=ROOT / "fixtures" / "live" / "metrics")
     args = parser.parse_args()
+    if args.case in ("bench", "all"):
+        meta = record_bench(args.out)
+        print("bench: " + ", ".join(f"{k} {v['scrapes']} scrapes in {v['finished'] - v['started']:.1f} s"
+                                    for k, v in meta["runs"].items()), flush=True)
+        if args.case == "bench":
+            return
     for case in (list(CASES) if args.case == "all" else [args.case]):
         meta = record(case, args.out)
         print(f"{case}: {meta['scrapes']} scrapes, {sum(map(len, meta['traffic']['requests']))} requests in "

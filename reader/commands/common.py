@@ -42,7 +42,9 @@ def write_output(text: str, output: Optional[str]) -> None:
     from pathlib import Path
 
     if output:
-        Path(output).write_text(text)
+        from ..files import write_whole
+
+        write_whole(Path(output), text)
     else:
         typer.echo(text, nl=not text.endswith("\n"))
 

@@ -52,14 +52,19 @@ def register(app: typer.Typer) -> None:
         if fail_on not in ("error", "warning", "never"):
             raise ReaderError(f"--fail-on must be error, warning or never, not '{fail_on}'.", key="--fail-on")
         chosen = _modes(modes)
+        release = None if vllm_version else _release_of(calibration, log)
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
-                               slo_ttft_p99, slo_itl_p99, calibration=calibration)
+                               slo_ttft_p99, slo_itl_p99, calibration=calibration, release=release)
         resolved = load_and_resolve(config, options)
         observed = None
         if metrics:
             from ..diagnose.observed import observe_for
-            from ..observe.sources import stderr_progress
-            observed = observe_for(resolved, metrics, stderr_progress())
+            from ..render.progress import ProgressLine
+            line = ProgressLine("observe")
+            try:
+                observed = observe_for(resolved, metrics, line.say)
+            finally:
+                line.close()
         with located_in(resolved):
             result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
         if log:
@@ -103,3 +108,26 @@ def _exit_code(result, fail_on: str) -> int:
         severities.add("warning")
     wanted = {"error"} if fail_on == "error" else {"error", "warning"}
     return 1 if severities & wanted else 0
+
+
+def _release_of(calibration: Optional[str], log: Optional[str]) -> Optional[tuple[str, str]]:
+    """The release the evidence beside the config names, when --vllm-version does not: the calibration profile's,
+    then the log's (a config's own comment block or image tag still comes first: config/load.py). A vLLM /metrics
+    page names no release (0.32.0's has no version label), so scrapes cannot say it."""
+    if calibration:
+        from ..calibration.profile import load_profile
+
+        version = load_profile(calibration).fitted_on.vllm_version
+        if version:
+            return version, "profile"
+    if log and log != "-":
+        from ..logs.read import read_log
+
+        try:
+            text = open(log, errors="replace").read()
+        except OSError:
+            return None   # the --log reading below says why, with the file's name
+        release = read_log(text, log).release
+        if release:
+            return release, "log"
+    return None

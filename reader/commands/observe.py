@@ -47,16 +47,18 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="markdown|json|sarif")] = "markdown",
         output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write the report to a file.")] = None,
         fail_on: FailOnOpt = "never",
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress line while scraping.")] = False,
+        progress: Annotated[Optional[bool], typer.Option(
+            "--progress/--no-progress", help="A progress line on stderr while scraping a live URL (default: on a "
+                                             "terminal outside CI; --progress elsewhere prints a line per "
+                                             "scrape).", show_default=False)] = None,
     ) -> None:
         """Observe a running vLLM: its metrics over a window, the limiting default, and the evidence."""
-        import sys
-
         from ..errors import ReaderError
         from ..observe.durations import moment, seconds
         from ..observe.evidence import Settings
         from ..observe.report import build_report
-        from ..observe.sources import LiveWindow, PrometheusRange, collect, save_scrapes, stderr_progress
+        from ..observe.sources import LiveWindow, PrometheusRange, collect, save_scrapes
+        from ..render.progress import ProgressLine
         from ..render.observe_view import render_observation
 
         if fail_on not in ("error", "warning", "never"):
@@ -70,10 +72,11 @@ def register(app: typer.Typer) -> None:
             prom = PrometheusRange(url=prometheus, range_s=seconds(range_, "--range"), end=moment(end, "--end"),
                                    step_s=seconds(step, "--step") if step else None, selector=selector,
                                    timeout_s=plan.timeout_s)
-        progress = None if quiet else stderr_progress()
-        collected = collect(list(source or []), plan, prom, progress)
-        if progress is not None and collected.scrapes and sys.stderr.isatty():
-            typer.echo("", err=True)  # end the progress line
+        line = ProgressLine("observe", show=progress)
+        try:
+            collected = collect(list(source or []), plan, prom, line.say)
+        finally:
+            line.close()
         if save:
             save_scrapes(collected, save)
         slos = {k: v for k, v in (("ttft", slo_ttft_p99), ("itl", slo_itl_p99)) if v}

@@ -35,12 +35,16 @@ def register(app: typer.Typer) -> None:
         pick: PickOpt = None,
         usage_context: UsageOpt = "serve",
         calibration: CalibrationOpt = None,
+        progress: Annotated[Optional[bool], typer.Option(
+            "--progress/--no-progress", help="A progress line on stderr (default: on a terminal outside CI).",
+            show_default=False)] = None,
     ) -> None:
         """Sweep numeric vLLM knobs; table, charts, Pareto front and the best value within the SLOs."""
         from ..config.flagtable import flag_table
         from ..diagnose.checks import rule_errors
         from ..diagnose.scenario import build_scenario, slos_from
         from ..diagnose.sweep import parse_params, run_sweep
+        from ..render.progress import ProgressLine
         from ..render.sweep_view import render_sweep, sweep_chart_points
 
         options = load_options(vllm_version, gpu, gpus, model, workload, set_values, pick, usage_context,
@@ -56,7 +60,13 @@ def register(app: typer.Typer) -> None:
         params = parse_params(param, numeric)
         with located_in(resolved):
             base = build_scenario(resolved, slos_from(resolved))
-        result = run_sweep(base, params, rule_errors, workers, ray)
+        line = ProgressLine("sweep", show=progress)
+        try:
+            result = run_sweep(base, params, rule_errors, workers, ray,
+                               done=lambda n, total: line.say(f"{n} of {total} points simulated, "
+                                                              f"{line.elapsed_s:.0f} s"))
+        finally:
+            line.close()
         write_output(render_sweep(result, fmt), output)
         if plot:
             from ..render.plots import write_chart

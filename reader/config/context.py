@@ -17,7 +17,7 @@ A one-line form works too: `# vllm-reader: {gpu: L4, gpu_count: 1}`.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +50,9 @@ class LoadOptions(BaseModel):
     set: dict[str, str] = Field(default_factory=dict)
     pick: Optional[int] = Field(default=None, gt=0)
     calibration: Optional[str] = None  # a calibration profile (YAML) from `vllm-reader calibrate`
+    # the release the evidence given beside the config names (a calibration profile, a log), and which
+    release: Optional[str] = None
+    release_from: Optional[Literal["profile", "log"]] = None
 
 
 class CommentBlock(BaseModel):

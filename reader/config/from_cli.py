@@ -20,7 +20,8 @@ def parse_set(values: Optional[list[str]]) -> dict[str, str]:
 def load_options(vllm_version: Optional[str] = None, gpu: Optional[str] = None, gpus: Optional[int] = None,
                  model: Optional[str] = None, workload: Optional[str] = None, set_values: Optional[list[str]] = None,
                  pick: Optional[int] = None, usage_context: str = "serve", slo_ttft: Optional[float] = None,
-                 slo_itl: Optional[float] = None, calibration: Optional[str] = None) -> Any:
+                 slo_itl: Optional[float] = None, calibration: Optional[str] = None,
+                 release: Optional[tuple[str, str]] = None) -> Any:
     from .context import LoadOptions, SLO
     from ..errors import ReaderError
 
@@ -29,7 +30,8 @@ def load_options(vllm_version: Optional[str] = None, gpu: Optional[str] = None, 
     return LoadOptions(vllm_version=vllm_version, gpu=gpu, gpu_count=gpus, model=model, workload=workload,
                        usage_context=usage_context if usage_context != "serve" else None,
                        slo=SLO(ttft_p99_ms=slo_ttft, itl_p99_ms=slo_itl), set=parse_set(set_values), pick=pick,
-                       calibration=calibration)
+                       calibration=calibration, release=release[0] if release else None,
+                       release_from=release[1] if release else None)
 
 
 def load_and_resolve(config: str, options: Any) -> Any:

@@ -96,6 +96,8 @@ def _choose_version(options: LoadOptions, origins: dict[str, str], inv: Invocati
         return choose_version(options.vllm_version, origins.get("vllm_version", "cli"))
     if inv.version is not None:
         return choose_version(str(inv.version.value), "log" if inv.form == "vllm-log" else "image")
+    if options.release:
+        return choose_version(options.release, options.release_from or "log")
     return choose_version(None)
 
 
@@ -296,8 +298,8 @@ def _int_or_none(value: Any) -> Optional[int]:
 def _context(options: LoadOptions, origins: dict[str, str], inv: Invocation, version: VersionChoice) -> Context:
     ctx = Context(
         vllm_version=version.requested if version.origin != "default" else None,
-        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image", "log": "log"}.get(version.origin,
-                                                                                                  "none"),
+        vllm_version_origin={"cli": "cli", "comment": "comment", "image": "image", "log": "log",
+                             "profile": "profile"}.get(version.origin, "none"),
         usage_context="llm" if options.usage_context == "llm" else "serve",
         slo_ttft_p99_ms=options.slo.ttft_p99_ms, slo_itl_p99_ms=options.slo.itl_p99_ms,
     )

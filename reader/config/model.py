@@ -192,7 +192,7 @@ class Context(BaseModel):
     """What the config file alone does not say: version, hardware, workload, entry point."""
 
     vllm_version: Optional[str] = None
-    vllm_version_origin: Literal["cli", "comment", "image", "log", "none"] = "none"
+    vllm_version_origin: Literal["cli", "comment", "image", "log", "profile", "none"] = "none"
     gpu: Optional[str] = None
     gpu_origin: Literal["cli", "comment", "manifest", "none"] = "none"
     gpu_source: Optional[str] = None  # for a GPU read from the file: what named it ("node selector ...", line)

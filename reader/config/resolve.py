@@ -10,7 +10,6 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from ..calibration.profile import CalibrationProfile
 from ..catalog.resolution import ModelResolution
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
@@ -19,6 +18,7 @@ from .defaults import adjustment_applies, scalar_default, section
 from .draft import DraftModel, read_draft
 from .flagtable import flag_table
 from .model import Deployment, Note
+from .platforms import CPU_DEFAULTS, CPU_FORCED, cpu_kv_bytes, on_cpu
 
 Origin = Literal["user", "default", "derived", "assumed", "overridden"]
 
@@ -65,7 +65,7 @@ class ResolvedDeployment(BaseModel):
     speculative: Optional[ResolvedSpeculative] = None
     notes: list[Note] = Field(default_factory=list)
     # The calibration profile the step-time (and memory) model uses; None = the shipped default.
-    calibration: Optional[CalibrationProfile] = None
+    calibration: Any = None   # a calibration.profile.CalibrationProfile (the stage above supplies it)
     calibration_path: Optional[str] = None
 
     @property
@@ -116,7 +116,7 @@ class ResolvedDeployment(BaseModel):
 # ---- entry point ------------------------------------------------------------------------------
 
 def resolve(deployment: Deployment, model_override: Optional[str] = None,
-            calibration: Optional[CalibrationProfile] = None, calibration_path: Optional[str] = None,
+            calibration: Any = None, calibration_path: Optional[str] = None,
             device: Optional[GpuSpec] = None,
             model_resolution: Optional[ModelResolution] = None) -> ResolvedDeployment:
     """device: a GPU the catalog does not know, standing in under its own name (from a calibration profile).
@@ -257,6 +257,7 @@ class _Resolver:
         self._batch_limits()
         self._scheduled_tokens()
         self._async_scheduling()
+        self._cpu_platform()
         self._cudagraphs()
 
     # -- helpers
@@ -558,6 +559,24 @@ class _Resolver:
             off_reason = f"the {executor} executor turns it off"
         self._set("async_scheduling", off_reason is None, "default",
                   off_reason or "auto: on", entry["source"])
+
+    def _cpu_platform(self) -> None:
+        """vLLM's CPU build sets its own block size, KV-cache size and scheduling (config/platforms.py)."""
+        device = getattr(self.r.calibration, "device", None)
+        why = on_cpu(self.r.deployment.env, getattr(device, "kind", None))
+        if why is None:
+            return
+        self._derive("platform", "cpu", f"vLLM's CPU build: {why}")
+        for dest, (value, source) in CPU_DEFAULTS.items():
+            if self._given(dest) is None:
+                self._set(dest, value, "default", "vLLM's CPU platform default", source)
+        for dest, (value, source) in CPU_FORCED.items():
+            if dest in self.r.values or self._in_version(dest):
+                self._set(dest, value, "overridden" if self._given(dest) is not None else "default",
+                          "vLLM's CPU platform sets it", source)
+        kv = cpu_kv_bytes(self.r.deployment.env)
+        if kv is not None and self._given("kv_cache_memory_bytes") is None:
+            self._set("kv_cache_memory_bytes", kv[0], "user", "the KV cache vLLM's CPU build is given", kv[1])
 
     def _cudagraphs(self) -> None:
         if self.r.value("enforce_eager"):

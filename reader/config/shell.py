@@ -537,12 +537,16 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
     expander = Expander(variables)
     commands: list[ShellCommand] = []
     env_file_lines = env_file_lines if env_file_lines is not None else []
+    exported: set[str] = set()   # names `export` gave to every later command's environment
     for command in Lexer(text, powershell, file).run():
         prefix_env: dict[str, str] = {}
         words: Optional[list[Word]] = list(command.words)
         if words and words[0].literal in ("export", "declare", "local", "readonly"):
+            is_export = words[0].literal == "export"
             words = [w for w in words[1:] if not w.literal.startswith("-")]
             _assign_all(words, expander)
+            if is_export:
+                exported.update(w.literal.split("=", 1)[0] for w in words)
             continue
         while words and _ASSIGNMENT.match(words[0].literal) and words[0].segments[0].quote == "":
             if len(words) > 1 and words[1].literal.startswith("-"):
@@ -567,7 +571,9 @@ def run_script(text: str, file: Optional[str], variables: dict[str, str], powers
         kept, writes = _without_redirections(words)
         for word in kept:
             tokens += scoped.expand_word(word, file)
-        commands.append(ShellCommand(tokens, prefix_env, command.line, command.heredocs,
+        environment = {name: str(expander.variables[name]) for name in sorted(exported)
+                       if expander.variables.get(name) is not None}
+        commands.append(ShellCommand(tokens, {**environment, **prefix_env}, command.line, command.heredocs,
                                      dict(scoped.variables) if command.heredocs else {},
                                      [scoped.expand_text(w)[0] for w in writes], list(scoped.dropped)))
     return commands

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ..config.resolve import ResolvedDeployment
 from ..errors import ReaderError
-from ..evidence.compare import KV_SIZE, STEP_TIME, Comparison, compare
+from ..evidence.compare import KV_SIZE, STEP_TIME, WORKLOAD, Comparison, compare
 from ..evidence.model import Evidence
 from ..observe.evidence import Observation, Settings
 from ..observe.load import workload
@@ -32,6 +32,9 @@ DRAW_BUDGET_REQUESTS = 20_000
 # The rows compared on the simulations at the server's own speed.
 PACED_KEYS = ("kv.usage_mean", "kv.time_full", "sched.steps", "sched.preemptions", "sched.tokens_per_step",
               "sched.budget_fill", "sched.running_mean", "sched.running_peak", "sched.waiting_peak")
+
+
+NO_STEP_TIME = "no step time on both sides"
 
 
 class ScaledStepTime:
@@ -88,10 +91,15 @@ def _from_report(path: str) -> Observation:
     return Observation(evidence=report.evidence, load=report.load, source=report.source, snapshots=report.snapshots,
                        window_s=report.window_s, busy_s=report.busy_s, traffic=report.traffic,
                        engines=report.engines, model_name=report.model_name, names_used=report.names_used,
-                       missing=report.missing, settings=report.settings)
+                       missing=report.missing, unread=report.unread, settings=report.settings)
 
 
 def observed_workload(obs: Observation, r: ResolvedDeployment, seed: int = 0) -> tuple[Any, Any]:
+    if "finished" in obs.unread:
+        raise ReaderError(f"the metrics ({obs.source}) do not say how many requests finished: "
+                          "vllm:request_success_total is not in both the first and the last scrape (a page cut "
+                          "short?), so the observed load is unknown.", key="--metrics",
+                          hint="Scrape the server again and keep whole pages.")
     if not obs.traffic or obs.load.num_requests <= 0:
         raise ReaderError(f"the metrics ({obs.source}) show no finished request: there is no observed load to "
                           "simulate.", key="--metrics", hint="Observe the server while it serves traffic.")
@@ -106,7 +114,7 @@ def speed_factor(predicted: Evidence, observed: Evidence) -> tuple[float, str]:
                        ("inter-token latency median", predicted.itl_ms.median, observed.itl_ms.median)):
         if p and o:
             return min(max(o / p, 1e-3), 1e3), what
-    return 1.0, "no step time on both sides"
+    return 1.0, NO_STEP_TIME
 
 
 def draws_of(scenario: Scenario, obs: Observation, factor: float) -> dict[str, list[float]]:
@@ -135,13 +143,20 @@ def comparison(scenario: Scenario, obs: Observation, predicted: Evidence) -> Com
     if r.gpu_assumed:
         reasons["latency"] = reasons["throughput"] = (
             f"{STEP_TIME}; here the GPU was not given and {r.gpu.id if r.gpu else 'a GPU'} was assumed")
+    if r.calibration is not None:
+        name = getattr(r.calibration, "name", "given")
+        reasons["latency"] = reasons["throughput"] = (
+            f"{WORKLOAD}; or the step times of the calibration profile {name} (given, so no GPU was assumed) differ "
+            "from this server's now (a busier host, another load)")
     if r.model_guessed:
         reasons["kv"] = f"{KV_SIZE}; the model's shape was inferred or assumed ({r.model_how})"
     n_draws = max((len(v) for v in draws.values()), default=1)
     notes = [f"Predicted: the simulation of {scenario.workload.description}.",
-             f"Steps, preemptions, queues and time averages: simulated with every step {factor:.3g} times as long "
-             f"as predicted (the server's {basis} over the predicted one), so that how the load meets the "
-             "scheduler does not hang on the step-time model; "
+             (f"Steps, preemptions, queues and time averages: simulated with every step {factor:.3g} times as long "
+              f"as predicted (the server's {basis} over the predicted one), so that how the load meets the "
+              "scheduler does not hang on the step-time model; " if basis != NO_STEP_TIME else
+              "Steps, preemptions, queues and time averages: simulated at the predicted speed (neither side has a "
+              "step time to pace it by); ")
              + (f"the median of {n_draws} simulations drawing what the metrics do not say (which prompt went with "
                 "which output, their order)." if n_draws > 1 else "one simulation (the load is large)."),
              "Latencies and throughputs: the prediction as configured.",
@@ -161,4 +176,4 @@ def with_capacity(ev: Evidence, scenario: Scenario) -> Evidence:
 def observed_verdict(obs: Observation, slos_ms: dict[str, float]) -> Optional[Any]:
     from ..evidence.verdict import decide
 
-    return decide(obs.evidence, slos_ms, None) if obs.traffic else None
+    return decide(obs.evidence, slos_ms, None) if obs.traffic and not obs.unjudged else None

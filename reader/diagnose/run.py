@@ -23,6 +23,9 @@ from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, Se
 from .scenario import Scenario, build_scenario, slos_from
 from .whatif import candidates, evaluate_all
 
+# Where a release not given with --vllm-version came from (the order: README, "Without a version").
+_VERSION_FROM = {"cli": "version given", "comment": "version given in the comment block",
+                 "image": "from the image tag", "profile": "from the calibration profile", "log": "from the log"}
 MODE_LABELS = {"naive": "NAIVE (one request at a time)", "static": "STATIC (fixed batches)",
                "continuous": "CONTINUOUS (chunked prefill off)", "chunked": "CONTINUOUS+CHUNKED (as configured)"}
 # The settings a reader of a scheduling diagnosis cares about, in reading order.
@@ -187,7 +190,7 @@ def _settings(r: ResolvedDeployment) -> list[SettingRow]:
 def _assumptions(r: ResolvedDeployment, sc: Optional[Scenario] = None) -> list[str]:
     out = [f"model: {r.model.id if r.model else r.deployment.model}; {r.model_how}",
            f"GPU: {r.gpu_count} x {r.gpu.id if r.gpu else '?'} (type: {r.gpu_how}; count: {r.gpu_count_how})",
-           f"vLLM {r.version}, {r.engine.upper()} engine ({'version given' if r.version_origin != 'none' else 'newest known release, version not given'})",
+           f"vLLM {r.version}, {r.engine.upper()} engine ({_VERSION_FROM.get(r.version_origin, 'version given') if r.version_origin != 'none' else 'newest known release, version not given'})",
            "defaults used: " + ", ".join(f"{d}={r.values[d].value}" for d in ROW_ORDER
                                          if d in r.values and r.values[d].origin == "default"
                                          and d in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",

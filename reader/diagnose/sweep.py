@@ -66,10 +66,11 @@ def parse_params(specs: list[str], numeric_dests: Callable[[str], bool]) -> dict
 
 
 def run_sweep(base: Scenario, params: dict[str, list[Any]], rule_errors: RuleErrors,
-              workers: Optional[int] = None, ray: Optional[str] = None) -> Sweep:
+              workers: Optional[int] = None, ray: Optional[str] = None,
+              done: Optional[Callable[[int, int], None]] = None) -> Sweep:
     names = list(params)
     grid = [dict(zip(names, combo)) for combo in itertools.product(*(params[n] for n in names))]
-    trials = try_changes(base, grid, rule_errors, workers, ray=ray)
+    trials = try_changes(base, grid, rule_errors, workers, ray=ray, done=done)
     points = [SweepPoint(values=g, status=t.status, why_not=t.why_not, metrics=t.metrics) for g, t in zip(grid, trials)]
     _mark(points, base.slos_ms)
     r = base.resolved

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Iterable, Literal, Optional
 
 from pydantic import BaseModel
 
@@ -35,10 +35,12 @@ _BASE: Optional[Scenario] = None
 
 
 def try_changes(base: Scenario, changes: "list[dict[str, Any]] | list[Change]", rule_errors: RuleErrors,
-                workers: Optional[int] = None, skip_no_effect: bool = False, ray: Optional[str] = None) -> list[Trial]:
+                workers: Optional[int] = None, skip_no_effect: bool = False, ray: Optional[str] = None,
+                done: Optional[Callable[[int, int], None]] = None) -> list[Trial]:
     """One Trial per set of changes. skip_no_effect: a change that leaves the simulation's inputs as
     they were is reported as "no_effect" instead of simulated again (the what-ifs, which already
-    hold the base's result; a sweep wants every point measured)."""
+    hold the base's result; a sweep wants every point measured). done(trials finished, trials) is called
+    as each finishes (in order; not on Ray)."""
     global _BASE
     if ray is not None and changes:
         from .ray_trials import on_ray
@@ -49,11 +51,20 @@ def try_changes(base: Scenario, changes: "list[dict[str, Any]] | list[Change]", 
     workers = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
     try:
         if workers <= 1 or len(jobs) <= 1:
-            return [_trial(job) for job in jobs]
+            return _counted((_trial(job) for job in jobs), len(jobs), done)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            return list(pool.map(_trial, jobs))
+            return _counted(pool.map(_trial, jobs), len(jobs), done)
     finally:
         _BASE = None
+
+
+def _counted(trials: Iterable[Trial], total: int, done: Optional[Callable[[int, int], None]]) -> list[Trial]:
+    out = []
+    for trial in trials:
+        out.append(trial)
+        if done is not None:
+            done(len(out), total)
+    return out
 
 
 def _trial(job: tuple["dict[str, Any] | Change", RuleErrors, bool]) -> Trial:

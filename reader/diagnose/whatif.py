@@ -183,13 +183,32 @@ def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics, rule
     results = [WhatIf(changes=c.changes, reason=c.reason, addresses=c.addresses, status=t.status,
                       why_not=t.why_not, metrics=t.metrics) for c, t in zip(cands, trials)]
     for item in results:
-        if item.metrics is not None:
+        if item.metrics is not None and _changes_nothing(item.metrics, baseline):
+            item.status, item.why_not = "no_effect", (
+                f"simulated, every figure comes out as configured (output {item.metrics.output_throughput:,.0f} "
+                "tok/s, the same TTFT and ITL tails and preemptions): a change that changes nothing is not a "
+                "recommendation")
+        if item.metrics is not None and item.status == "simulated":
             item.score = objective(item.metrics, baseline, base.slos_ms)
     ranked = sorted(results, key=lambda w: -(w.score or -1))
     best = next((w for w in ranked if w.score is not None and w.score > 1.02), None)
     if best is not None:
         best.recommended = True
     return ranked
+
+
+# A what-if whose figures all lie within this of the baseline's changed nothing the report can show.
+SAME_FIGURES = 0.005
+
+
+def _changes_nothing(m: Metrics, base: Metrics) -> bool:
+    def same(a: Optional[float], b: Optional[float]) -> bool:
+        return a == b or (a is not None and b is not None and abs(a - b) <= SAME_FIGURES * max(abs(b), 1e-9))
+
+    return m.preemptions == base.preemptions and all(
+        same(getattr(m, key), getattr(base, key))
+        for key in ("output_throughput", "request_throughput", "ttft_p99_ms", "itl_p99_ms", "e2el_p99_ms",
+                    "goodput_rps"))
 
 
 def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:

@@ -36,14 +36,19 @@ class Figure(BaseModel):
     unit: str = ""
     group: str = "other"
     exact: bool = False           # a count the source keeps exactly (not an estimate from buckets or samples)
+    kind: Optional[str] = None    # what kind of figure (compare.TOLERANCE: count, gauge, bucket, setting)
     tolerance: Optional[float] = None
     if_off: str = ""
+    low: Optional[float] = None   # the range the value is only known to lie in (a bucket, a span's bounds)
+    high: Optional[float] = None
 
 
 class Evidence(BaseModel):
     source: str                   # "simulation", "metrics", "prometheus", "log", ...
     description: str = ""         # where it came from, in words
     duration_s: Optional[float] = None
+    # metrics: the busy span's lower bound when the snapshots do not resolve it (duration_s is then the upper)
+    duration_low_s: Optional[float] = None
 
     # the load
     num_requests: int = 0         # requests that finished (or, simulated, were sent)
@@ -82,6 +87,7 @@ class Evidence(BaseModel):
     running_mean: Optional[float] = None
     running_peak: Optional[float] = None
     waiting_peak: int = 0                         # requests left waiting (observed: a queue that lasted)
+    requests_queued: Optional[int] = None         # metrics: requests whose queueing time shows a queue that lasted
     waiting_mean: Optional[float] = None
     waiting_by_reason: dict[str, float] = Field(default_factory=dict)  # mean per reason the server gives
     samples_blocked_by_kv: Optional[int] = None   # requests waited for free KV blocks
@@ -107,12 +113,16 @@ class Evidence(BaseModel):
     step_time: Optional[StepTimeEvidence] = None
     step_ms_mean: Optional[float] = None
 
+    # metrics: the bucket (low, high) each bucket-derived percentile lies in, by "<histogram>.<median|p90|p99>"
+    bucket_ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    unknown: list[str] = Field(default_factory=list)   # figure keys the source could not read (not zero)
+
     figures: list[Figure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
     @property
     def requests_waited(self) -> bool:
-        return self.waiting_peak > 0
+        return self.waiting_peak > 0 or bool(self.requests_queued)
 
     def share(self, count: Optional[int]) -> float:
         """A count of sampled moments as a share of all samples (0 when unknown)."""

@@ -104,10 +104,8 @@ def _admission(ev: Evidence) -> Signal:
         first = f"max_num_seqs was full while KV blocks were free in {share:.0%} of {ev.sample_unit}"
     else:
         first = "max_num_seqs is not known, so whether it was full cannot be told"
-    lines = [first,
-             f"running requests averaged {ev.running_mean or 0:.0f}; up to {ev.waiting_peak:,} waited "
-             f"(mean {ev.waiting_mean or 0:.1f})",
-             f"queueing time P99 {_ms(ev.queue_time_ms.p99)}"]
+    lines = [first, _queue_line(ev),
+             f"queueing time P99 {_pct(ev, 'queue.p99', ev.queue_time_ms.p99)}"]
     return Signal(limit="admission", score=round(score, 3), evidence=lines)
 
 
@@ -120,7 +118,7 @@ def _budget_small(ev: Evidence) -> Signal:
              if ev.samples_stopped_by_budget is not None else f"the token budget ({budget}): when it stopped "
              "admission cannot be told",
              f"{full:.0%} of steps used the whole budget (mean fill {100 * (ev.budget_fill_mean or 0):.0f}%)",
-             f"TTFT P99 {_ms(ev.ttft_ms.p99)}, of which queueing P99 {_ms(ev.queue_time_ms.p99)}"]
+             f"TTFT P99 {_pct(ev, 'ttft.p99', ev.ttft_ms.p99)}, of which queueing P99 {_pct(ev, 'queue.p99', ev.queue_time_ms.p99)}"]
     return Signal(limit="budget_small", score=round(score, 3), evidence=lines)
 
 
@@ -142,8 +140,9 @@ def _budget_large(ev: Evidence, slo: list[SloCheck]) -> Signal:
         together = (ev.running_mean or 0.0) >= 2.0
         prefill_share = (ev.prompt_token_share or 0.0) if together else 0.0
         weight *= 0.5
+        running = f"{ev.running_mean:.1f}" if ev.running_mean is not None else "an unknown number of"
         second = (f"prompt tokens are {100 * (ev.prompt_token_share or 0):.0f}% of the tokens computed, with "
-                  f"{ev.running_mean or 0:.1f} requests running on average (which steps were slow is not known)")
+                  f"{running} requests running on average (which steps were slow is not known)")
     score = max(0.0, min(1.0, (ratio - 2.0) / 4.0)) * prefill_share * weight
     if itl_missed and prefill_share > 0.5:
         score = max(score, 0.6)
@@ -160,8 +159,8 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
              else f"steps carry {mean_tokens:.0f} tokens on average")
     if not ev.requests_waited:
         limit: Limit = "load"
-        headline = (f"no request ever waited: the offered load ({ev.request_throughput or 0:.2f} req/s) is below what "
-                    f"this deployment can serve; {steps}")
+        headline = (f"no request ever waited: the offered load ({_rate(ev)}) is below what this deployment can "
+                    f"serve; {steps}")
     else:
         limit = "gpu"
         headline = ("requests queue, yet no scheduler limit binds: the GPU is the limit, "
@@ -172,10 +171,10 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
         step = (f"mean step {_ms(ev.step_time.p50_ms)} for {mean_tokens:.0f} tokens and "
                 f"{ev.mean_seqs_per_step or 0:.0f} requests")
     else:  # without step times, a decode's inter-token latency is about one step
-        step = (f"ITL median {_ms(ev.itl_ms.median)} (about one step) for {mean_tokens:.0f} tokens and "
+        step = (f"ITL median {_pct(ev, 'itl.median', ev.itl_ms.median)} (about one step) for {mean_tokens:.0f} tokens and "
                 f"{ev.running_mean or 0:.0f} requests running")
     own = Signal(limit=limit, score=1.0 - max(s.score for s in signals),
-                 evidence=[step, f"output throughput {ev.output_throughput or 0:,.0f} tok/s"])
+                 evidence=[step, f"output throughput {_tokens_rate(ev)}"])
     return Verdict(limit=limit, default=DEFAULT_NAMES[limit], headline=headline, signals=[own] + signals, slo=slo,
                    bound=bound)
 
@@ -186,11 +185,11 @@ def _headline(top: Signal, ev: Evidence) -> str:
                 f"{ev.samples_blocked_by_kv or 0:,} {ev.sample_unit}")
     if top.limit == "admission":
         return (f"max_num_seqs caps the batch while KV blocks are free ({ev.samples_seqs_full_blocks_free or 0:,} "
-                f"{ev.sample_unit}); requests queue (P99 {_ms(ev.queue_time_ms.p99)})")
+                f"{ev.sample_unit}); requests queue (P99 {_pct(ev, 'queue.p99', ev.queue_time_ms.p99)})")
     if top.limit == "budget_small":
-        return f"the token budget of {ev.token_budget or 0:,} holds prompts back; TTFT P99 is {_ms(ev.ttft_ms.p99)}"
-    return (f"large prefill steps stall decoding: ITL P99 {_ms(ev.itl_ms.p99)} against a median of "
-            f"{_ms(ev.itl_ms.median)}")
+        return f"the token budget of {ev.token_budget or 0:,} holds prompts back; TTFT P99 is {_pct(ev, 'ttft.p99', ev.ttft_ms.p99)}"
+    return (f"large prefill steps stall decoding: ITL P99 {_pct(ev, 'itl.p99', ev.itl_ms.p99)} against a median of "
+            f"{_pct(ev, 'itl.median', ev.itl_ms.median)}")
 
 
 def _slo_checks(ev: Evidence, slos_ms: dict[str, float]) -> list[SloCheck]:
@@ -201,6 +200,40 @@ def _slo_checks(ev: Evidence, slos_ms: dict[str, float]) -> list[SloCheck]:
             checks.append(SloCheck(metric=metric, target_ms=slos_ms[metric], p99_ms=p99,
                                    met=p99 is not None and p99 <= slos_ms[metric]))
     return checks
+
+
+def _queue_line(ev: Evidence) -> str:
+    if ev.running_mean is None and ev.requests_queued is not None:
+        return (f"{ev.requests_queued:,} of {ev.num_requests:,} requests queued (their queueing times: no snapshot "
+                "saw the server busy)")
+    return (f"running requests averaged {ev.running_mean or 0:.0f}; up to {ev.waiting_peak:,} waited "
+            f"(mean {ev.waiting_mean or 0:.1f})")
+
+
+def _pct(ev: Evidence, key: str, value: Optional[float]) -> str:
+    """A percentile in words: the histogram bucket it lies in, when the source knows only that (metrics)."""
+    bucket = ev.bucket_ranges.get(key)
+    if bucket is None or value is None:
+        return _ms(value)
+    low, high = bucket
+    if math.isinf(high):
+        return f"above {_ms(low)}"
+    return f"at most {_ms(high)}" if low == 0 else f"{_ms(low)} to {_ms(high)}"
+
+
+def _tokens_rate(ev: Evidence) -> str:
+    rate = ev.output_throughput or 0.0
+    if ev.duration_low_s and ev.duration_s and ev.duration_low_s < ev.duration_s:
+        return f"{rate:,.0f} to {rate * ev.duration_s / ev.duration_low_s:,.0f} tok/s"
+    return f"{rate:,.0f} tok/s"
+
+
+def _rate(ev: Evidence) -> str:
+    """Requests per second, over the busy span's bounds when the source knows only those."""
+    rate = ev.request_throughput or 0.0
+    if ev.duration_low_s and ev.duration_s and ev.duration_low_s < ev.duration_s:
+        return f"{rate:.2f} to {rate * ev.duration_s / ev.duration_low_s:.2f} req/s"
+    return f"{rate:.2f} req/s"
 
 
 def _ms(value: Optional[float]) -> str:

@@ -17,6 +17,7 @@ from ..config.model import Note, SourceLoc
 from ..config.tokens import Token
 from ..errors import ReaderError
 from ..versions import choose_version
+from ..config.platforms import CPU_DEFAULTS
 from .read import read_log
 from .reading import LogReading
 
@@ -30,10 +31,7 @@ _CONFIG_KEYS = {
     "chunked_prefill_enabled": "enable_chunked_prefill", "enable_chunked_prefill": "enable_chunked_prefill",
 }
 # What vLLM's non-GPU platforms default on their own (the engine config line does not print them).
-_PLATFORM_DEFAULTS = {
-    "cpu": {"block_size": (128, "vllm/platforms/cpu.py CpuPlatform.check_and_update_config @ v0.18.0 and v0.32.0 "
-                                "(128 unless the user sets it; MLA models differ)")},
-}
+_PLATFORM_DEFAULTS = {"cpu": CPU_DEFAULTS}
 # Argument-line keys that are not flags of `vllm serve`.
 _NOT_FLAGS = {"model_tag", "subparser", "dispatch_function", "api_server_count"}
 

@@ -22,10 +22,20 @@ from pydantic import BaseModel, Field
 
 from ..evidence.model import Evidence
 from .histogram import Histogram
+from .names import BY_KEY
 from .series import Window
 
 BUDGET_BOUND = 0.8
 KV_FULL = 0.95
+# Read from the requests' histograms when the gauges missed the busy span: a request queued when it waited
+# longer than this many of the server's mean steps (one that has just arrived waits a step or two).
+QUEUED_STEPS = 10
+# ... and the budget held them when at least this share of steps used BUDGET_BOUND of it; time averages are
+# given when the busy span's lower bound is at least RESOLVED of its upper one.
+BUDGET_HELD = 0.5
+RESOLVED = 0.8
+# Requests came together when their mean queueing time is at least this share of the busy span (load.py).
+BURST_WAIT_SHARE = 0.25
 
 
 class Settings(BaseModel):
@@ -79,6 +89,14 @@ class ObservedLoad(BaseModel):
     prompt_mean: Optional[float] = None
     output_mean: Optional[float] = None
     step_ms: Optional[float] = None     # the server's mean step while busy
+    busy_low_s: Optional[float] = None  # the busy span's lower bound (the slowest request, the steps' snapshots)
+    # the queueing-time histogram says the requests came together: their mean wait is a good share of the busy
+    # span (None: no histogram)
+    queued_at_once: Optional[bool] = None
+
+
+# Without these read at both ends, no verdict: which requests finished, how many steps ran, who queued.
+VERDICT_NEEDS = ("finished", "step_tokens", "queue")
 
 
 class Observation(BaseModel):
@@ -93,7 +111,13 @@ class Observation(BaseModel):
     model_name: Optional[str] = None
     names_used: dict[str, str] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
+    unread: list[str] = Field(default_factory=list)   # metrics present but not at both ends: unknown, not zero
     settings: Settings = Field(default_factory=Settings)
+
+    @property
+    def unjudged(self) -> list[str]:
+        """What a verdict needs that the window holds only at one end (a scrape cut short)."""
+        return [key for key in VERDICT_NEEDS if key in self.unread]
 
 
 @dataclass
@@ -113,29 +137,30 @@ def observe(w: Window, settings: Settings, source: str, unit: str) -> Observatio
     notes: list[str] = []
     missing = [key for key in ("preemptions", "finished", "step_tokens", "running", "waiting", "kv_usage",
                                "cache_config") if w.name_of(key) is None]
-    finished_by = w.increase("finished", by="finished_reason") or {}
-    finished = int(round(sum(finished_by.values())))
-    steps_h = w.histogram("step_tokens")
+    read = _Reader(w)
+    finished_by = read.increase("finished", by="finished_reason")
+    finished = int(round(sum(finished_by.values()))) if finished_by is not None else None
+    steps_h = read.histogram("step_tokens")
     steps = int(round(steps_h.count)) if steps_h is not None else None
-    busy = _busy(w)
-    traffic = finished > 0 or bool(steps)
-    first, last = busy
+    prompt_tokens, gen_tokens = read.increase("prompt_tokens"), read.increase("generation_tokens")
+    traffic = any(v for v in (finished, steps, prompt_tokens, gen_tokens))
+    first, last = _busy(w)
     busy_s = max(w.snapshots[last].time - w.snapshots[first].time, 0.0)
     if len(w.snapshots) == 1:
         start = w.created()
         busy_s = max(w.end - start, 0.0) if start else 0.0
         notes.append("one scrape: counts are since the server started"
                      + (f" ({busy_s:,.0f} s before the scrape)" if start else " (its start time is not in the page)"))
+    span = busy_span(w, first, last, read.histogram("e2el"), read.histogram("inference"), settings, busy_s)
     cache = _cache_config(w)
-    prompt_h, output_h = w.histogram("prompt_len"), w.histogram("output_len")
-    prompt_tokens = w.increase("prompt_tokens")
-    gen_tokens = w.increase("generation_tokens")
+    prompt_h, output_h = read.histogram("prompt_len"), read.histogram("output_len")
     state = _state(w, first, last)
     need = _blocks_needed(prompt_h, settings, cache)
     ev = Evidence(
         source="metrics", description=f"{len(w.snapshots)} {unit} of {source}", duration_s=busy_s or None,
-        num_requests=finished,
-        request_throughput=finished / busy_s if busy_s else None,
+        duration_low_s=span.low if span.low < busy_s else None,
+        num_requests=finished or 0,
+        request_throughput=finished / busy_s if busy_s and finished is not None else None,
         output_throughput=gen_tokens / busy_s if busy_s and gen_tokens is not None else None,
         total_token_throughput=(prompt_tokens + gen_tokens) / busy_s
         if busy_s and prompt_tokens is not None and gen_tokens is not None else None,
@@ -145,52 +170,135 @@ def observe(w: Window, settings: Settings, source: str, unit: str) -> Observatio
         if prompt_tokens is not None and gen_tokens and prompt_tokens + gen_tokens > 0 else None,
         prompt_tokens_total=_int(prompt_tokens), output_tokens_total=_int(gen_tokens),
         steps_with_output=steps,
-        preemptions=int(round(w.increase("preemptions") or 0)),
-        recomputed_tokens=_int(w.increase("recomputed_tokens")),
-        prefix_cache_queries=_int(w.increase("prefix_queries")),
-        prefix_cache_hits=_int(w.increase("prefix_hits")),
+        preemptions=int(round(read.increase("preemptions") or 0)),
+        recomputed_tokens=_int(read.increase("recomputed_tokens")),
+        prefix_cache_queries=_int(read.increase("prefix_queries")),
+        prefix_cache_hits=_int(read.increase("prefix_hits")),
         num_gpu_blocks=cache.get("num_gpu_blocks"), block_size=cache.get("block_size"),
         kv_cache_tokens=cache.get("kv_cache_tokens"),
         sample_unit=unit, max_num_seqs=settings.max_num_seqs, token_budget=settings.max_num_batched_tokens,
         waiting_by_reason=_waiting_by_reason(w, first, last),
-        ttft_ms=_ms(w, "ttft"), itl_ms=_ms(w, "itl"), tpot_ms=_ms(w, "tpot"), e2el_ms=_ms(w, "e2el"),
-        queue_time_ms=_ms(w, "queue"),
-        notes=notes,
+        ttft_ms=read.ms("ttft"), itl_ms=read.ms("itl"), tpot_ms=read.ms("tpot"), e2el_ms=read.ms("e2el"),
+        queue_time_ms=read.ms("queue"), bucket_ranges=read.ranges,
+        unknown=read.unknown_figures(), notes=notes,
     )
+    if span.how:
+        notes.append(span.how)
     if steps_h is not None and steps:
         ev.mean_tokens_per_step = steps_h.mean
         budget = settings.max_num_batched_tokens
         if budget:
             ev.budget_fill_mean = steps_h.mean / budget
             ev.budget_full_share = steps_h.share_above(budget * BUDGET_BOUND)
-    _fill_state(ev, state, settings, cache, need)
-    ev.step_ms_mean = _busy_step_ms(state)
-    load = ObservedLoad(num_requests=finished, span_s=busy_s, in_flight_at_start=_in_flight_at_start(w),
+    if _gauges_see_the_busy_span(state):
+        _fill_state(ev, state, settings, cache, need)
+        ev.step_ms_mean = _busy_step_ms(state)
+    else:
+        _fill_from_requests(ev, read, settings, busy_s, notes)
+    load = ObservedLoad(num_requests=finished or 0, span_s=busy_s, in_flight_at_start=_in_flight_at_start(w),
                         intervals=_intervals(w), prompt_len=HistogramData.of(prompt_h) if prompt_h else None,
                         output_len=HistogramData.of(output_h) if output_h else None,
                         prompt_mean=prompt_h.mean if prompt_h else None,
-                        output_mean=output_h.mean if output_h else None, step_ms=ev.step_ms_mean)
+                        output_mean=output_h.mean if output_h else None, step_ms=ev.step_ms_mean,
+                        busy_low_s=span.low, queued_at_once=_queued_at_once(read, span.low))
     if w.restarts_at:
         notes.append(f"the server's counters started again {len(w.restarts_at)} time(s) in the window (a restart): "
                      "increases count from zero after each")
-    aborted = finished_by.get("abort", 0) + finished_by.get("error", 0)
+    aborted = (finished_by or {}).get("abort", 0) + (finished_by or {}).get("error", 0)
     if aborted:
         notes.append(f"{aborted:.0f} of the {finished} finished requests were aborted or failed")
+    for key in read.unread:
+        notes.append(f"{BY_KEY[key].what} ({w.name_of(key)}) is not in both the first and the last "
+                     f"{unit[:-1] if unit.endswith('s') else unit}: its change is unknown, not zero")
+    ev.notes = notes   # pydantic kept a copy of the list given at construction
     return Observation(evidence=ev, load=load, source=source, snapshots=len(w.snapshots),
                        window_s=w.end - w.start, busy_s=busy_s, traffic=traffic,
                        engines=max(1, len(w.info("cache_config"))), model_name=w.model,
-                       names_used=dict(w.names_used), missing=missing, settings=settings)
+                       names_used=dict(w.names_used), missing=missing, unread=list(read.unread),
+                       settings=settings)
 
 
 def _int(value: Optional[float]) -> Optional[int]:
     return None if value is None else int(round(value))
 
 
-def _ms(w: Window, key: str):
-    from ..sim.result import LatencyStats
+# The figures a metric's absence leaves unknown (those whose Evidence field would otherwise read as zero first).
+FIGURES_OF = {"finished": ("load.requests", "throughput.requests"), "preemptions": ("sched.preemptions",),
+              "step_tokens": ("sched.steps", "sched.tokens_per_step"), "generation_tokens": ("throughput.output",)}
 
-    h = w.histogram(key)
-    return h.stats(1000.0) if h is not None else LatencyStats()
+
+class _Reader:
+    """The window's counters and histograms, each known only when read at both ends of the window (or, from
+    one scrape, since the server started); which were not, and the bucket each percentile lies in."""
+
+    def __init__(self, w: Window):
+        self.w = w
+        self.unread: list[str] = []
+        self.ranges: dict[str, tuple[float, float]] = {}
+
+    def known(self, key: str) -> bool:
+        if self.w.name_of(key) is None:
+            return False
+        if len(self.w.snapshots) == 1 or self.w.read_at_both_ends(key):
+            return True
+        if key not in self.unread:
+            self.unread.append(key)
+        return False
+
+    def increase(self, key: str, by: Optional[str] = None):
+        return self.w.increase(key, by=by) if self.known(key) else None
+
+    def histogram(self, key: str) -> Optional[Histogram]:
+        return self.w.histogram(key) if self.known(key) else None
+
+    def ms(self, key: str):
+        """count, exact mean and bucket-interpolated percentiles in ms; each percentile's bucket (in ms) kept in
+        `ranges` as "<key>.median", "<key>.p90", "<key>.p99"."""
+        from ..sim.result import LatencyStats
+
+        h = self.histogram(key)
+        if h is None:
+            return LatencyStats()
+        for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
+            bucket = h.bucket_of(q)
+            if bucket is not None:
+                self.ranges[f"{key}.{name}"] = (1000.0 * bucket[0], 1000.0 * bucket[1])
+        return h.stats(1000.0)
+
+    def unknown_figures(self) -> list[str]:
+        return [f for key in self.unread for f in FIGURES_OF.get(key, ())]
+
+
+class Span(BaseModel):
+    """The busy span's bounds: at most the time between the idle snapshots around it, at least the longest of
+    what the counters prove (steps ran in the snapshots' intervals between; the slowest request's latency)."""
+
+    low: float
+    high: float
+    how: str = ""
+
+
+def busy_span(w: Window, first: int, last: int, e2el: Optional[Histogram], inference: Optional[Histogram],
+              settings: Settings, high: float) -> Span:
+    steps = w.track("step_tokens", "_count") if w.read_at_both_ends("step_tokens") else []
+    grew = [i for i in range(first + 1, last + 1) if steps and steps[i] > steps[i - 1]]
+    inner = w.snapshots[grew[-1] - 1].time - w.snapshots[grew[0]].time if len(grew) >= 2 else 0.0
+    slowest = e2el.lowest_bound_above_all() if e2el is not None else None
+    # at most max_num_seqs requests run at once, so their summed running time needs at least this long
+    packed = inference.total / settings.max_num_seqs if inference is not None and settings.max_num_seqs else 0.0
+    low = min(high, max(inner, slowest or 0.0, packed))
+    if high <= 0 or low >= high * 0.98:
+        return Span(low=high, high=high)
+    gap = max((b.time - a.time for a, b in zip(w.snapshots[first:last], w.snapshots[first + 1:last + 1])),
+              default=0.0)
+    why = [f"steps ran from one snapshot to another {inner:,.1f} s apart"] if inner else []
+    if slowest:
+        why.append(f"the slowest request took more than {slowest:g} s (its latency histogram's bucket)")
+    if packed:
+        why.append(f"the requests ran {inference.total:,.1f} s in all, at most {settings.max_num_seqs} at a time")
+    return Span(low=low, high=high, how=(
+        f"busy for between {low:,.1f} s and {high:,.1f} s: the snapshots around the traffic are up to {gap:,.1f} s "
+        f"apart (the resolution), and {' and '.join(why) or 'nothing narrows it'}; rates are given over both"))
 
 
 def _busy(w: Window) -> tuple[int, int]:
@@ -268,6 +376,64 @@ def _fill_state(ev: Evidence, st: _State, settings: Settings, cache: dict, need:
             per_step = np.where(st.steps > 0, st.step_tokens / np.where(st.steps > 0, st.steps, 1), 0.0)
         full = np.nan_to_num(per_step) >= BUDGET_BOUND * budget
         ev.samples_stopped_by_budget = int((intervals & lasted & below_seqs & full & ~preempted).sum())
+
+
+def _gauges_see_the_busy_span(st: _State) -> bool:
+    """Did at least two snapshots find requests in the server? Fewer (a pair of scrapes around a burst, points
+    minutes apart) leave the gauges blind to the queue, and the requests' histograms must tell instead."""
+    in_server = np.nan_to_num(st.running) + np.nan_to_num(st.waiting)
+    return st.times.size == 1 or int((in_server > 0).sum()) >= 2
+
+
+def _fill_from_requests(ev: Evidence, read: _Reader, settings: Settings, busy_s: float,
+                        notes: list[str]) -> None:
+    """The scheduler's state from the requests' histograms: how many queued (the queueing-time buckets) and so
+    what held them back: preemptions say the KV cache; steps that mostly filled the token budget say the budget;
+    else max_num_seqs (the only other cap on admission). Shares are of the finished requests. Time averages
+    come from the latency histograms' exact sums over the busy span (Little's law), and only when the span is
+    known to RESOLVED: else they are unknown and a note gives their bounds."""
+    queue, running = read.histogram("queue"), read.histogram("inference")
+    low = ev.duration_low_s or busy_s
+    if queue is None or not low or not ev.num_requests:
+        return
+    step_s = low / ev.steps_with_output if ev.steps_with_output else None
+    bound = queue.bound_at_or_above(QUEUED_STEPS * step_s) if step_s else None
+    queued = int(round(queue.count_above(bound))) if bound is not None else None
+    ev.samples, ev.sample_unit, ev.requests_queued = ev.num_requests, "requests", queued
+    ev.waiting_by_reason = {}   # its snapshots saw the server empty: their zeros are not the busy span's
+    resolved = low >= RESOLVED * busy_s
+    span = (low + busy_s) / 2
+    if resolved:
+        ev.waiting_mean = queue.total / span
+        ev.running_mean = running.total / span if running is not None else None
+        ev.step_ms_mean = 1000.0 * span / ev.steps_with_output if ev.steps_with_output else None
+    if queued is None:
+        return
+    kv_short = ev.preemptions > 0
+    budget_full = (ev.budget_full_share or 0.0) >= BUDGET_HELD
+    ev.samples_blocked_by_kv = queued if kv_short else 0
+    ev.samples_seqs_full_blocks_free = (queued if not kv_short and not budget_full else 0) \
+        if settings.max_num_seqs else None
+    ev.samples_stopped_by_budget = (queued if budget_full and not kv_short else 0) \
+        if settings.max_num_batched_tokens else None
+    averages = (f"requests ran {running.total / busy_s:.1f} to {running.total / low:.1f} at a time on average and "
+                f"waited {queue.total / busy_s:.1f} to {queue.total / low:.1f} (the latency histograms' sums over "
+                "the busy span's bounds)") if running is not None and not resolved else ""
+    notes.append("the gauges did not see the busy span (fewer than two snapshots found requests in the server): "
+                 f"{queued:,} of {ev.num_requests:,} requests waited more than {_seconds(bound)} in the queue (the "
+                 f"queueing-time histogram's bucket at or above {QUEUED_STEPS} mean steps)"
+                 + (f"; {averages}" if averages else ""))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s" if value >= 1 else f"{1000 * value:g} ms"
+
+
+def _queued_at_once(read: _Reader, busy_low_s: float) -> Optional[bool]:
+    queue = read.histogram("queue")
+    if queue is None or queue.mean is None or busy_low_s <= 0:
+        return None
+    return queue.mean >= BURST_WAIT_SHARE * busy_low_s
 
 
 def _busy_step_ms(st: _State) -> Optional[float]:

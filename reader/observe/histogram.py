@@ -35,6 +35,39 @@ class Histogram:
             lower_bound, lower_count = bound, cum
         return lower_bound
 
+    def bucket_of(self, q: float) -> tuple[float, float] | None:
+        """The bucket (lower, upper bound) the q-quantile lies in: all the buckets can say of it. In the +Inf
+        bucket the upper bound is infinite."""
+        if self.count <= 0 or not self.bounds:
+            return None
+        rank = q * self.counts[-1]
+        lower = 0.0
+        for bound, cum in zip(self.bounds, self.counts):
+            if cum >= rank and cum > 0:
+                return lower, bound
+            lower = bound
+        return lower, math.inf
+
+    def lowest_bound_above_all(self) -> float | None:
+        """The lower bound of the highest bucket that holds an observation: the largest one exceeded it."""
+        if self.count <= 0:
+            return None
+        lower = 0.0
+        for bound, cum in zip(self.bounds, self.counts):
+            if cum >= self.counts[-1]:
+                return lower
+            lower = bound
+        return lower
+
+    def bound_at_or_above(self, value: float) -> float | None:
+        """The smallest finite bucket bound at or above `value`."""
+        return next((b for b in self.bounds if b >= value and not math.isinf(b)), None)
+
+    def count_above(self, bound: float) -> float:
+        """How many observations exceeded a bucket bound."""
+        below = next((c for b, c in zip(self.bounds, self.counts) if b == bound), None)
+        return 0.0 if below is None or self.count <= 0 else max(0.0, self.counts[-1] - below)
+
     def share_above(self, value: float) -> float | None:
         """Share of observations above the largest bound at or below `value` (what the buckets can tell)."""
         if self.count <= 0:

@@ -25,10 +25,9 @@ import numpy as np
 
 from ..errors import ReaderError
 from ..sim.workload import ArrivalSpec, LengthSpec, Workload, WorkloadSpec
-from .evidence import HistogramData, Interval, ObservedLoad
+from .evidence import BURST_WAIT_SHARE, HistogramData, Interval, ObservedLoad
 
 BURST_WAITING = 0.5
-BURST_WAIT_SHARE = 0.25
 
 
 def lengths(h: Optional[HistogramData], mean: Optional[float], n: int, what: str) -> np.ndarray:
@@ -53,7 +52,7 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     parts = [(0.0, 0.0, load.in_flight_at_start, True)]
     for i in load.intervals:
         if i.arrived > 0:
-            queued = _came_at_once(i, load.step_ms)
+            queued = _came_at_once(i, load)
             start = _burst_start(i, load.step_ms) if queued or _came_late(i) else i.start
             parts.append((start - origin, i.end - origin, i.arrived, queued))
     weights = np.array([p[2] for p in parts])
@@ -68,15 +67,25 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     out = np.sort(np.concatenate(times)) - min(float(t[0]) for t in times)
     bursts = sum(1 for p, c in zip(parts, counts) if c and p[3])
     spread = sum(1 for p, c in zip(parts, counts) if c and not p[3])
+    if len(load.intervals) == 1 and load.queued_at_once is not None:
+        gap = load.intervals[0].end - load.intervals[0].start
+        return out, ((f"all at once (their queueing times say they came together" if load.queued_at_once else
+                      f"spread evenly (their queueing times show no burst") +
+                     f"; two scrapes {gap:,.0f} s apart cannot say when)")
     if spread == 0 and bursts == 1:
         return out, "all at once"
     return out, (f"as counted between snapshots: {bursts} burst(s) that queued, {spread} interval(s) spread "
                  "evenly")
 
 
-def _came_at_once(interval: Interval, step_ms: Optional[float]) -> bool:
+def _came_at_once(interval: Interval, load: ObservedLoad) -> bool:
     if interval.waiting_at_end >= BURST_WAITING * interval.arrived:
         return True
+    step_ms = load.step_ms
+    if len(load.intervals) == 1 and load.queued_at_once is not None:
+        # one interval (a pair of scrapes): its gauges saw nothing of the queue; the requests' own queueing
+        # times against the busy span say whether they came together
+        return load.queued_at_once
     busy_s = interval.end - interval.start
     if step_ms:
         busy_s = min(busy_s, interval.steps * step_ms / 1000.0)

@@ -46,6 +46,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("tpot", "histogram", ("vllm:request_time_per_output_token_seconds",), "time per output token"),
     Metric("queue", "histogram", ("vllm:request_queue_time_seconds",), "queueing time"),
     Metric("e2el", "histogram", ("vllm:e2e_request_latency_seconds",), "end-to-end latency"),
+    Metric("inference", "histogram", ("vllm:request_inference_time_seconds",), "time running (after the queue)"),
     Metric("prompt_len", "histogram", ("vllm:request_prompt_tokens",), "prompt length per request"),
     Metric("output_len", "histogram", ("vllm:request_generation_tokens",), "output length per request"),
     Metric("request_preemptions", "histogram", ("vllm:request_num_preemptions",), "preemptions per request"),

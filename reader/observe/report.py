@@ -37,6 +37,7 @@ class ObserveReport(BaseModel):
     slos_ms: dict[str, float] = Field(default_factory=dict)
     names_used: dict[str, str] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
+    unread: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -50,9 +51,9 @@ def build_report(collected: Collected, settings: Settings, slos_ms: dict[str, fl
                  served_model: Optional[str] = None) -> ObserveReport:
     obs = observation(collected, settings, served_model)
     # The compute ridge needs the GPU and the model, which metrics do not name: no bound is claimed.
-    verdict = decide(obs.evidence, slos_ms, None) if obs.traffic else None
+    verdict = decide(obs.evidence, slos_ms, None) if obs.traffic and not obs.unjudged else None
     return ObserveReport(source=obs.source, unit=collected.unit, model_name=obs.model_name, engines=obs.engines,
                          snapshots=obs.snapshots, window_s=obs.window_s, busy_s=obs.busy_s, traffic=obs.traffic,
                          verdict=verdict, evidence=obs.evidence, load=obs.load, settings=settings,
-                         slos_ms=dict(slos_ms), names_used=obs.names_used, missing=obs.missing,
+                         slos_ms=dict(slos_ms), names_used=obs.names_used, missing=obs.missing, unread=obs.unread,
                          notes=list(obs.evidence.notes))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReaderError
+from ..files import write_whole
 
 HEADER = "# vllm-reader-scrape"
 SUFFIXES = tuple(ext + gz for ext in (".prom", ".txt", ".metrics") for gz in ("", ".gz"))
@@ -35,11 +36,7 @@ def header(time: float, source: str) -> str:
 def save(scrapes: list[Scrape], path: Path) -> None:
     """All scrapes in one file, each after its header; gzip-compressed when the name ends in .gz."""
     text = "".join(header(s.time, s.source) + s.text + ("" if s.text.endswith("\n") else "\n") for s in scrapes)
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "wt") as out:
-            out.write(text)
-    else:
-        path.write_text(text)
+    write_whole(path, text, compress=path.name.endswith(".gz"))
 
 
 def load_files(paths: list[str]) -> list[Scrape]:

@@ -62,6 +62,15 @@ class Window:
 
     # ---- counters and histograms ----------------------------------------------------------------------
 
+    def read_at_both_ends(self, key: str) -> bool:
+        """Is the metric in the window's first and last snapshot? Only then is its increase known: a series
+        missing from an end (a page cut short, a metric not exported) is unknown, never zero."""
+        name = self.name_of(key)
+        if name is None:
+            return False
+        probe = name + "_count" if BY_KEY[key].kind == "histogram" else name
+        return all(probe in self._index[i] for i in {0, len(self._index) - 1})
+
     def increase(self, key: str, by: Optional[str] = None) -> Optional[float] | dict[str, float]:
         """The counter's increase over the window (summed over its series), or per value of label `by`."""
         name = self.name_of(key)

@@ -2,7 +2,6 @@
 server's range query. Each returns the snapshots and how to name them in the report."""
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,18 +156,3 @@ def save_scrapes(collected: Collected, path: str) -> None:
         save(collected.scrapes, Path(path))
     except OSError as err:
         raise ReaderError(f"cannot write the scrapes: {err.strerror}.", file=path, key="--save") from None
-
-
-def stderr_progress() -> ProgressFn:
-    """One line per scrape on a terminal (rewritten in place); elsewhere one line every 15 s at most."""
-    last: list[Optional[float]] = [None]
-    tty = sys.stderr.isatty()
-
-    def show(text: str) -> None:
-        if tty:
-            sys.stderr.write("\r\033[K" + text)
-            sys.stderr.flush()
-        elif last[0] is None or time.monotonic() - last[0] >= 15.0:
-            last[0] = time.monotonic()
-            print(text, file=sys.stderr, flush=True)
-    return show

@@ -5,6 +5,7 @@ from typing import Any
 
 from .. import __version__
 from ..diagnose.report import Diagnosis
+from .evidence_view import observed, quantity
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 # Which setting each verdict is about, to point at its line.
@@ -31,9 +32,8 @@ def sarif(d: Diagnosis) -> dict[str, Any]:
         for row in d.comparison.disagreements:
             rules.setdefault("DX400", {"id": "DX400", "shortDescription": {
                 "text": "the prediction is off from what the running server showed"}})
-            results.append(_result("DX400", "note", f"{row.label}: predicted {row.predicted:g}, observed "
-                                   f"{row.observed:g} {row.unit}".rstrip() + f". Likely: {row.if_off}.", d.source,
-                                   None))
+            results.append(_result("DX400", "note", f"{row.label}: predicted {quantity(row.predicted, row.unit)}, "
+                                   f"observed {observed(row)}. Likely: {row.if_off}.", d.source, None))
     rules.setdefault("DX300", {"id": "DX300", "shortDescription": {"text": "the limiting default"}})
     line = _line_of(d, _VERDICT_KEYS.get(d.verdict.limit))
     results.append(_result("DX300", "note", f"{d.verdict.default}: {d.verdict.headline}", d.source, line))

@@ -19,6 +19,12 @@ def render_observation(r: ObserveReport, fmt: str = "markdown") -> str:
 
 
 def verdict_paragraph(r: ObserveReport) -> str:
+    if r.verdict is None and r.traffic:
+        names = ", ".join(f"`{r.names_used.get(k, k)}`" for k in r.unread)
+        return (f"**No verdict: the window holds only part of what one needs.** The server did serve traffic "
+                f"(its token counters grew), but {names} {'is' if len(r.unread) == 1 else 'are'} not in both the "
+                f"first and the last of the {r.snapshots} {md(r.unit)} (a page cut short?): what they count is "
+                "unknown here, not zero. Scrape it again and keep whole pages.")
     if r.verdict is None:
         return (f"**No verdict: there was no traffic in the window.** The server finished no request and ran no "
                 f"engine step in {r.snapshots} {md(r.unit)} over {quantity(r.window_s, 's')}: observe it "

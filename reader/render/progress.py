@@ -1,38 +1,56 @@
-"""A one-line progress bar on stderr for long searches (only on a terminal: logs and pipes stay clean)."""
+"""Progress on stderr for long commands (plan's search, sweep's grid, observe's scraping, the diagnose --metrics
+window): a line rewritten in place on a terminal; nothing in a pipe or in CI (`CI` set), so logs stay clean,
+unless the user asks for it (--progress), and then one plain line per update."""
 from __future__ import annotations
 
+import os
 import sys
 import time
-from typing import TextIO
+from typing import Optional, TextIO
+
+
+def shown_by_default(stream: TextIO) -> bool:
+    return stream.isatty() and not os.environ.get("CI")
 
 
 class ProgressLine:
-    """Called as progress(stage, simulations done, simulations in this round); `close()` clears the line.
-    The bar fills by stage (the search does not know in advance how many rounds a stage takes)."""
+    """`say(text)` shows a line; `close()` clears it. Called as progress(stage, simulations done, simulations in
+    this round), it draws plan's bar, which fills by stage (the search does not know in advance how many rounds a
+    stage takes). show: None for the default (a terminal outside CI), True or False to force it."""
 
     STAGES = ("search", "target", "capacity")
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, show: Optional[bool] = None) -> None:
         self.label = label
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.enabled = shown_by_default(stream) if show is None else show
+        self.in_place = stream.isatty()
         self.started = time.monotonic()
         self.width = 0
 
-    def __call__(self, stage: str, done: int, running: int) -> None:
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def say(self, text: str) -> None:
         if not self.enabled:
             return
-        elapsed = time.monotonic() - self.started
+        line = f"{self.label}: {text}"
+        if self.in_place:
+            self.width = max(self.width, len(line))
+            self.stream.write("\r" + line.ljust(self.width))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def __call__(self, stage: str, done: int, running: int) -> None:
         index = self.STAGES.index(stage) if stage in self.STAGES else 0
         filled = int(20 * (index + (0.5 if running else 1.0)) / len(self.STAGES))
         bar = "#" * filled + "-" * (20 - filled)
-        text = (f"{self.label} [{bar}] {stage:<8} {done:4d} simulated"
-                + (f", {running} running" if running else "") + f"  {elapsed:5.0f} s")
-        self.width = max(self.width, len(text))
-        self.stream.write("\r" + text.ljust(self.width))
-        self.stream.flush()
+        self.say(f"[{bar}] {stage:<8} {done:4d} simulated" + (f", {running} running" if running else "")
+                 + f"  {self.elapsed_s:5.0f} s")
 
     def close(self) -> None:
-        if self.enabled and self.width:
+        if self.enabled and self.in_place and self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()

@@ -49,7 +49,9 @@ def test_a_change_the_rules_refuse_is_marked_and_never_recommended(base):
     bad = results[tuple(refused.changes.items())]
     assert bad.status == "rejected_by_rules" and "max_num_batched_tokens" in bad.why_not and not bad.recommended
     good = results[tuple(fine.changes.items())]
-    assert good.status == "simulated" and good.metrics.completed == WORKLOAD["num_requests"]
+    # simulated; on this light load its figures come out as configured, so it is marked as changing nothing
+    assert good.status == "no_effect" and good.metrics.completed == WORKLOAD["num_requests"]
+    assert "changes nothing" in good.why_not and not good.recommended
 
 
 def test_a_change_that_leaves_the_simulation_as_it_was_is_not_simulated_again(base):
@@ -118,3 +120,16 @@ def test_pareto_front_and_best_within_slo():
     assert [p.pareto for p in pts] == [True, True, False, True]
     assert [p.within_slo for p in pts] == [True, True, True, False]
     assert _best(pts) == 1
+
+
+def test_a_what_if_whose_figures_are_the_baselines_is_no_recommendation():
+    """Issue 27: `diagnose server.log` listed kv_cache_dtype=fp8 at 1,356 -> 1,356 tok/s, every tail the same."""
+    from reader.diagnose.metrics import Metrics
+    from reader.diagnose.whatif import _changes_nothing
+
+    base = Metrics(output_throughput=1356.0, total_token_throughput=4000.0, request_throughput=5.0,
+                   ttft_mean_ms=20.0, ttft_p99_ms=36.7, itl_median_ms=0.6, itl_p99_ms=0.7, tpot_mean_ms=0.7,
+                   e2el_p99_ms=120.0, preemptions=0, completed=100)
+    assert _changes_nothing(base.model_copy(update={"output_throughput": 1356.4}), base)
+    assert not _changes_nothing(base.model_copy(update={"ttft_p99_ms": 35.1}), base)
+    assert not _changes_nothing(base.model_copy(update={"preemptions": 3}), base)

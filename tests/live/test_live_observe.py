@@ -77,12 +77,13 @@ def one_burst(constrained):
     server = constrained["server"]
     before = counters(server)
     watcher = subprocess.Popen([sys.executable, "-m", "reader", "observe", server.url, "--window", "300",
-                                "--interval", "1", "--until-idle", "--format", "json", *LIMITS],
+                                "--interval", "1", "--until-idle", "--format", "json", "--progress", *LIMITS],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        # its progress line says the first scrape is taken: only then does the traffic start
+        # its progress line (asked for: stderr is a pipe) says the first scrape is taken: only then does the
+        # traffic start
         first = watcher.stderr.readline()
-        assert first.startswith("scraped "), first + watcher.stderr.read()
+        assert first.startswith("observe: scraped "), first + watcher.stderr.read()
         burst(server, request_lengths(BURSTS["seed"], BURSTS["count"], BURSTS["prompt"], BURSTS["output"]))
         out, err = watcher.communicate(timeout=300)
     finally:
