@@ -76,7 +76,12 @@ class StepTimeModel:
         self.model, self.gpu, self.tp, self.pp, self.ep = model, gpu, tp, pp, ep
         self.cal = cal = calibration or default_calibration(gpu.id)
         self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
-        self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep, dp=dp)
+        # Without EP, vLLM slices the routed experts over the DP ranks too (the memory counts that: capacity/api.py),
+        # but decode under DP without EP measures as if each rank read its TP slice of every expert: Qwen3-235B-A22B
+        # FP8 on H200 TP1 x DP4, 4-7 clients, 41-44 ms per output token (aiconfigurator's silicon rows), where the
+        # DP slice predicts 15 ms and the TP slice about 45. The step time keeps the TP slice until the cause (the
+        # naive dispatch's gathers, the ranks' lock-step) is modelled.
+        self.shapes: GpuShapes = gpu_shapes(model, gpu, self.wfmt, tp, ep)
         self.moe_factor = dp if model.moe is not None else 1
         # achievable peaks of this GPU (datasheet x the fraction the measured H200 reached)
         self.flops16 = gpu.bf16_tflops * 1e12 * cal.achievable_matmul_fraction
