@@ -53,8 +53,9 @@ TABLE = {
     "makefile_tiered-kv-cache_llama3.1-8b_uv-run.Makefile": ("checked", "0.33.0", set()),  # behind `uv run`
     "nvidia-dynamo_vllm_disagg_dynamographdeployment.yaml": ("checked", "0.33.0", set()),
     # `--compilation-config 3`: from 0.9.2 vLLM's parser wants a JSON object there ("Input should be an object",
-    # the real vLLM 0.32.0 and 0.18.0 in fixtures/differential/corpus-vllm-*.jsonl): bad input, with -O3 as the fix
-    "prodstack_gie_gpu-deployment.yaml": ("bad-input", None, set()),
+    # the real vLLM 0.32.0 and 0.18.0 in fixtures/differential/corpus-vllm-*.jsonl): vLLM would not start (VR122),
+    # with -O3 as the fix
+    "prodstack_gie_gpu-deployment.yaml": ("checked", "0.33.0", {"VR122"}),
     "prodstack_multi-round-qa_model.yaml": ("checked", "0.33.0", set()),
     "prodstack_values-02-basic-config.yaml": ("checked", "0.33.0", set()),
     "prodstack_values-05-cpu-offloading.yaml": ("checked", "0.33.0", set()),
