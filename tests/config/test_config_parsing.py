@@ -269,3 +269,12 @@ def test_a_ray_serve_application_of_its_own_code_is_refused_with_what_to_give(tm
         load_deployment(str(service))
     text = err.value.render()
     assert "import_path serve_tpu:model, line 6" in text and "does not run" in text and "`vllm serve" in text
+
+
+def test_a_config_file_whose_model_is_a_mapping_is_bad_input_at_its_line(tmp_path):
+    # vLLM passes each key of a --config file as `--key str(value)`: the mapping would be the model's name
+    config = tmp_path / "serve.yaml"
+    config.write_text("max-model-len: 4096\nmodel:\n  name: Qwen/Qwen3-8B\n")
+    with pytest.raises(ReaderError) as err:
+        load_deployment(str(config))
+    assert err.value.key == "model" and err.value.line == 2 and "a string (model: Qwen/Qwen3-8B)" in err.value.message
