@@ -29,7 +29,8 @@ ASSUMED_H100 = "on the assumed H100-SXM (the file names no GPU)"
 DIAGNOSE = {
     "aibrix_brixbench_dynamo_qwen3-32b_4p8d.yaml": ("full", {}, "", True, "model inferred from /models/Qwen3-32B"),
     "aibrix_brixbench_qwen3-8b_pd-1p1d-tp2.yaml": ("full", {}, "", True, "the StormService's first role (prefill)"),
-    "aibrix_brixbench_vllm_qwen3-32b_tp4_replicas2.yaml": ("full", {}, "", True, "two replicas: the workload is split"),
+    "aibrix_brixbench_vllm_qwen3-32b_tp4_replicas2.yaml": (
+        "full", {}, "", True, "2 replicas read; figures are one replica's"),
     "aibrix_deepseek-r1_local-nvme.yaml": (
         "full", {}, "", True, "TP 8 x PP 2 through Ray, model from /models/deepseek-r1"),
     "aibrix_deepseek-r1_rayclusterfleet_tp16.yaml": ("full", {}, "", True, "TP16 over two 8-GPU nodes"),
