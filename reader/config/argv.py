@@ -132,7 +132,11 @@ class ArgParser:
                 message=f"'{base}' is read as {match.canonical}: vLLM's argument parser accepts an unambiguous "
                         "prefix of an option name.",
             ))
-        values, consumed = self._take_values(tokens, i, match.spec, inline, match.negated or bool(subkey))
+        try:
+            values, consumed = self._take_values(tokens, i, match.spec, inline, match.negated or bool(subkey))
+        except _SyntaxRefused as refused:
+            self._store_refused(tok, match, refused.refusal)
+            return i + 1
         if subkey and self.version < DOTTED_SINCE:
             self._dotted_not_read(tok, match.canonical, match.spec, subkey, values)
         else:
@@ -172,7 +176,10 @@ class ArgParser:
         spec = other.options[history.canonical]
         negated = base in spec.get("neg", [])
         match = OptionMatch(history.canonical, spec, negated)
-        values, consumed = self._take_values(tokens, i, spec, inline, negated or bool(subkey))
+        try:
+            values, consumed = self._take_values(tokens, i, spec, inline, negated or bool(subkey))
+        except _SyntaxRefused:  # the flag is not this release's anyway: its value is kept as written
+            values, consumed = [Token(inline or "", tok.loc, tok.unresolved, tok.spelling, tok.typed_value)], 0
         self._store(tok, match, values, subkey, in_version=False, ranges=history.describe())
         return i + 1 + consumed
 
@@ -199,8 +206,7 @@ class ArgParser:
         kind = _arity(spec)
         if inline is not None:
             if kind == "flag" and not no_value:
-                raise ReaderError(f"{spec_name(spec, tok)} takes no value, but '{tok.text}' gives one.",
-                                  file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
+                raise _SyntaxRefused(_value_after_a_flag(spec, _split_inline(tok.text)[0], inline))
             return [Token(inline, tok.loc, tok.unresolved, tok.spelling, tok.typed_value)], 0
         if kind == "flag" or (no_value and kind != "many"):
             if no_value and kind != "flag" and i + 1 < len(tokens) and not _is_option(tokens[i + 1]):
@@ -222,6 +228,13 @@ class ArgParser:
                 f"{spec_name(spec, tok)} expects at least one value and none follows it.",
                 file=self._file(tok), line=self._line(tok), key=tok.spelling or tok.text)
         return following, len(following)
+
+    def _store_refused(self, tok: Token, match: OptionMatch, refusal: SyntaxRefusal) -> None:
+        """A flag this release's parser stops on (vLLM would not start): kept with the refusal, no value read."""
+        self.out.flags.pop(match.spec["dest"], None)
+        self.out.flags[match.spec["dest"]] = GivenFlag(
+            dest=match.spec["dest"], option=match.canonical, spelling=tok.spelling or _split_inline(tok.text)[0],
+            loc=tok.loc, raw=refusal.written, in_version=True, refused_syntax=refusal)
 
     def _store(self, tok: Token, match: OptionMatch, values: list[Token], subkey: str,
                in_version: bool, ranges: Optional[str] = None) -> None:
@@ -288,7 +301,9 @@ class ArgParser:
                 return parsed
             if (spec.get("dest") == "compilation_config" and value.text.strip().isdigit()
                     and self.version >= BARE_LEVEL_REFUSED):
-                raise ValueError("a bare optimization level")
+                raise _SyntaxRefused(SyntaxRefusal(
+                    form="a bare optimization level", written=value.text.strip(),
+                    removed_in=format_version(BARE_LEVEL_REFUSED), instead=f"-O{value.text.strip()}"))
             return _convert_scalar(spec["type"], value.text, spec, self.table.parsers.get("human_int"))
         except (ValueError, json.JSONDecodeError) as err:
             raise ReaderError(
@@ -309,9 +324,6 @@ class ArgParser:
                                            removed_in=format_version(REMOVED_IN), instead=instead))
 
     def _why_not(self, spec: dict[str, Any], text: str, err: Exception, kv_tried: bool) -> str:
-        if str(err) == "a bare optimization level":
-            return (f": from vLLM 0.9.2 --compilation-config takes a JSON object (vLLM: 'Input should be an object'); "
-                    f"write -O{text.strip()} for an optimization level.")
         if str(err).startswith("decimals"):  # the release's human-readable integers refuse '1.5K'
             return f": {err}."
         if kv_tried or spec["type"] == "kv_pairs":
@@ -412,6 +424,16 @@ def _dashes(name: str) -> str:
 
 def _is_option(tok: Token) -> bool:
     return tok.text.startswith("-") and tok.text != "-" and not _NEGATIVE_NUMBER.match(tok.text)
+
+
+def _value_after_a_flag(spec: dict[str, Any], option: str, value: str) -> SyntaxRefusal:
+    """`--enable-chunked-prefill=false` where the flag takes no value: argparse stops ("ignored explicit argument
+    'false'", Python's argparse for store_true and BooleanOptionalAction); releases that read a value there took
+    it as a boolean (vLLM's StoreBoolean / nargs='?' options up to 0.6.x)."""
+    negatives = spec.get("neg") or []
+    off = value.strip().lower() in ("false", "0", "no", "off")
+    instead = (negatives[0] if negatives else "no flag at all") if off else option
+    return SyntaxRefusal(form="a value after a flag that takes none", written=value, removed_in="", instead=instead)
 
 
 def _arity(spec: dict[str, Any]) -> str:

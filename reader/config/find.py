@@ -139,7 +139,7 @@ def _yaml_invocations(path: Optional[str], text: str, set_vars: dict[str, str],
         return [config_entries(docs[0], path)], "its keys"  # vLLM would stop on the unknown key: so do we
     if isinstance(first, str) and len(docs) == 1:
         return script_invocations(text, path, set_vars), "its one string as a script"
-    return [], _searched_yaml(docs)
+    return [], _searched_yaml(docs, lines)
 
 
 def _known_form(docs: list[YamlDoc], path: Optional[str], lines: list[str],
@@ -184,7 +184,10 @@ def _a_config_with_typos(data: dict[str, Any]) -> bool:
     return flat and any(suggestions_any_version("--" + str(k).replace("_", "-")) for k in data)
 
 
-def _searched_yaml(docs: list[YamlDoc]) -> str:
+def _searched_yaml(docs: list[YamlDoc], lines: list[str]) -> str:
+    app = _ray_serve_application(lines)
+    if app:
+        return app
     first = docs[0].data
     keys = ", ".join(str(k) for k in list(first)[:6]) + (", ..." if len(first) > 6 else "") \
         if isinstance(first, dict) else ""
@@ -195,6 +198,19 @@ def _searched_yaml(docs: list[YamlDoc]) -> str:
         out += ("; " + ", ".join(unread[:8]) + " look like settings a Helm chart turns into flags, but "
                 "vllm-reader does not know this chart's template: render it (helm template) and read the result")
     return out
+
+
+def _ray_serve_application(lines: list[str]) -> str:
+    """A Ray Serve application whose import_path names the user's own module (not ray.serve.llm's builders, which
+    take llm_configs) builds its vLLM engine in Python: the engine arguments are in that code, not in this file."""
+    for number, line in enumerate(lines, 1):
+        found = re.match(r"\s*-?\s*import_path:\s*['\"]?([\w.:-]+)", line)
+        if found and not found.group(1).startswith("ray.serve.llm"):
+            return (f"its Ray Serve application (import_path {found.group(1)}, line {number}) builds the vLLM engine "
+                    "in its own Python code, which vllm-reader does not run, so no file or tool here can say which "
+                    "engine arguments that code passes: give them as the equivalent `vllm serve MODEL --option ...` "
+                    "command (in a file, or as the config argument)")
+    return ""
 
 
 def _with_set_env(docs, set_vars):

@@ -138,20 +138,18 @@ class Lexer:
     def _continuation(self) -> bool:
         escape = "`" if self.powershell else "\\"
         if self.text.startswith(escape + "\n", self.pos) or self.text.startswith(escape + "\r\n", self.pos):
-            if not self.text[self.pos:].lstrip(escape + "\r\n \t"):
-                self._fail(f"the last line ends with a continuation '{escape}' and nothing follows it: a line of the "
-                           "command is missing (or the continuation is left over)")
             self.pos += 2 if self.text[self.pos + 1] == "\n" else 3
             self.line += 1
             return True
-        if self.text[self.pos:].rstrip(" \t\r") == escape and escape == "\\":
-            self._fail("the text ends with a backslash that continues the line into nothing")
+        if self.text[self.pos:].rstrip("\r") == escape:
+            # a continuation into the end of the script: bash drops it and runs the command as it stands
+            self.pos = len(self.text)
+            return True
         return False
 
-    def _fail(self, message: str, line: Optional[int] = None) -> None:
+    def _fail(self, message: str, line: Optional[int] = None, fix: str = "Close the quote") -> None:
         raise ReaderError(f"cannot read the command line: {message}.", file=self.file, line=line or self.line,
-                          hint="Close the quote or remove the trailing continuation; vLLM would never get these "
-                               "arguments, because the shell refuses the line.")
+                          hint=f"{fix}; vLLM would never get these arguments, because the shell refuses the line.")
 
     def _word_boundary(self) -> bool:
         return self.pos == 0 or self.text[self.pos - 1] in " \t\n;&|("
@@ -255,7 +253,7 @@ class Lexer:
         """`${...}` verbatim: its operand may hold spaces, quotes and other expansions (`${R:+--revision "$R"}`)."""
         end = parameter_end(self.text, self.pos)
         if end is None:
-            self._fail("a parameter expansion '${' is opened here and never closed")
+            self._fail("a parameter expansion '${' is opened here and never closed", fix="Close the expansion with '}'")
         chunk = self.text[self.pos:end]
         self.line += chunk.count("\n")
         self.pos = end

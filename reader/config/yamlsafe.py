@@ -7,6 +7,7 @@ from each value's path to its line so errors and findings can point at the key.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -45,10 +46,29 @@ def _loader_class() -> type:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# `key: {{HF_TOKEN}}`: a documentation template's slot, filled by hand or by sed before `kubectl apply`. Unquoted,
+# YAML reads it as a flow mapping with a mapping for its key and refuses the whole file (every document).
+_TEMPLATE_SLOT_VALUE = re.compile(r"^(\s*(?:-\s+)?[^\s#'\"{][^#\n]*?:[ \t]+)(\{\{[^{}\n]*\}\})[ \t]*$", re.M)
+
+
 def load_yaml_documents(text: str, file: Optional[str]) -> list[YamlDoc]:
     if len(text.encode("utf-8", errors="replace")) > MAX_BYTES:
         raise ReaderError(f"the file is larger than {MAX_BYTES // 2**20} MiB; vllm-reader refuses to read it.",
                           file=file)
+    try:
+        return _load_documents(text, file)
+    except ReaderError:
+        slotted = _TEMPLATE_SLOT_VALUE.sub(r"\1'\2'", text)
+        if slotted == text:
+            raise
+        try:
+            return _load_documents(slotted, file)
+        except ReaderError:
+            pass
+        raise
+
+
+def _load_documents(text: str, file: Optional[str]) -> list[YamlDoc]:
     loader = _loader_class()(text)
     docs: list[YamlDoc] = []
     try:

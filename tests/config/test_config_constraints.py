@@ -111,10 +111,25 @@ def test_every_table_was_written_with_its_releases_bounds():
 @pytest.mark.parametrize("command, line, words", [
     ('vllm serve m --max-model-len "8192', 1, 'double quote (") is opened here and never closed'),
     ("vllm serve m \\\n  --served-model-name 'chat", 2, "single quote (') is opened here and never closed"),
-    ("vllm serve m \\\n  --max-model-len 8192 \\\n", 2, "continuation"),
-    ("vllm serve m --max-model-len 8192 \\", 1, "backslash"),
 ])
 def test_a_line_the_shell_would_refuse_is_bad_input_with_its_line(command, line, words):
     with pytest.raises(ReaderError) as err:
         given(command)
     assert err.value.line == line and words in err.value.message
+    assert "Close the quote" in err.value.render()
+
+
+def test_an_unclosed_expansion_says_to_close_the_expansion():
+    with pytest.raises(ReaderError) as err:
+        given("vllm serve ${MODEL --max-model-len 8192")
+    assert "'${' is opened here and never closed" in err.value.message
+    assert "Close the expansion with '}'" in err.value.render() and "quote" not in err.value.render()
+
+
+@pytest.mark.parametrize("command", [
+    "vllm serve m \\\n  --max-model-len 8192 \\\n",  # a last continuation into the end of the script
+    "vllm serve m --max-model-len 8192 \\",  # a backslash as the very last character
+])
+def test_a_continuation_into_the_end_of_the_script_runs_the_command_as_it_stands(command):
+    # bash reading a script drops the continuation at the end and runs the command (instance_scripts' 20b2.sh)
+    assert given(command)["max_model_len"].value == 8192

@@ -154,6 +154,14 @@ def test_markdown_reads_console_commands_and_yaml_blocks_and_skips_python():
     assert "3 vLLM launches" not in d.notes[0].message
 
 
+def test_markdown_blocks_nested_in_tabs_or_list_items_are_read_at_their_lines(tmp_path):
+    guide = tmp_path / "guide.md"
+    guide.write_text('# Serve\n\n=== "4xH100"\n\n    ```bash\n    vllm serve Qwen/Qwen3-8B \\\n'
+                     '      --tensor-parallel-size 4\n    ```\n')
+    d = load_deployment(str(guide))
+    assert d.model == "Qwen/Qwen3-8B" and d.flags["tensor_parallel_size"].loc.line == 7
+
+
 def test_chart_values_the_tool_does_not_know_are_reported_unread():
     d = load("chart-values.yaml")
     unread = next(n for n in d.notes if "not read" in n.message)

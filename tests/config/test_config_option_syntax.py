@@ -37,6 +37,31 @@ def test_key_value_pairs_from_0_10_0_are_a_refusal_of_the_release_not_bad_input(
     assert flag.refused_syntax.instead == '{"image": 24}'
 
 
+@pytest.mark.parametrize("version", ["0.9.2", "0.18.0", "0.33.0"])
+def test_a_bare_compilation_level_from_0_9_2_is_a_refusal_of_the_release_not_bad_input(version):
+    d = load("vllm serve m --compilation-config 3", version)
+    flag = d.flags["compilation_config"]
+    assert flag.value is None and flag.refused_syntax.form == "a bare optimization level"
+    assert flag.refused_syntax.removed_in == "0.9.2" and flag.refused_syntax.instead == "-O3"
+
+
+@pytest.mark.parametrize("value, instead", [("false", "--no-enable-chunked-prefill"),
+                                             ("true", "--enable-chunked-prefill")])
+def test_a_value_after_a_flag_that_takes_none_is_a_refusal_of_the_release(value, instead):
+    # KubeAI's model manifests pass --enable-chunked-prefill=false; argparse stops: "ignored explicit argument"
+    flag = load(f"vllm serve m --enable-chunked-prefill={value}", "0.33.0").flags["enable_chunked_prefill"]
+    assert flag.value is None and flag.refused_syntax.form == "a value after a flag that takes none"
+    assert flag.refused_syntax.written == value and flag.refused_syntax.instead == instead
+
+
+def test_a_value_after_chunked_prefill_is_read_where_it_took_an_optional_boolean():
+    assert load("vllm serve m --enable-chunked-prefill=false", "0.6.3").flags["enable_chunked_prefill"].value is False
+
+
+def test_a_bare_compilation_level_up_to_0_8_5_is_the_level():
+    assert load("vllm serve m --compilation-config 3", "0.8.5").flags["compilation_config"].value == 3
+
+
 def test_malformed_key_value_pairs_from_0_10_0_are_still_bad_input():
     with pytest.raises(ReaderError) as err:
         load("vllm serve m --limit-mm-per-prompt image=lots", "0.18.0")

@@ -238,3 +238,43 @@ def test_malformed_json_names_the_line(tmp_path):
     with pytest.raises(ReaderError) as err:
         load_deployment(path)
     assert err.value.line == 3 and "malformed JSON" in err.value.message
+
+
+def test_a_template_slot_value_in_a_manifest_does_not_hide_its_launch(tmp_path):
+    # GKE's samples end with a Secret `hf_api_token: {{HF_TOKEN}}`, filled by hand before `kubectl apply`; unquoted,
+    # YAML reads it as a mapping key that is a mapping and refuses the whole stream
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(
+        "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: vllm/vllm-openai:v0.10.0\n"
+        "        args: [--model=Qwen/Qwen3-8B, --max-model-len=4096]\n---\nkind: Secret\nstringData:\n"
+        "  hf_api_token: {{HF_TOKEN}}\n")
+    d = load_deployment(str(manifest))
+    assert d.model == "Qwen/Qwen3-8B" and d.flags["max_model_len"].loc.line == 7
+
+
+def test_yaml_broken_elsewhere_than_a_template_slot_is_still_refused_at_its_line(tmp_path):
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text("apiVersion: apps/v1\n    kind: Deployment\nvalue: {{X}}\n")
+    with pytest.raises(ReaderError) as err:
+        load_deployment(str(manifest))
+    assert "malformed YAML" in err.value.message and err.value.line == 2
+
+
+def test_a_ray_serve_application_of_its_own_code_is_refused_with_what_to_give(tmp_path):
+    service = tmp_path / "ray-service.yaml"
+    service.write_text("kind: RayService\nspec:\n  serveConfigV2: |\n    applications:\n      - name: llm\n"
+                       "        import_path: serve_tpu:model\n        runtime_env:\n          env_vars:\n"
+                       "            MODEL_ID: \"$MODEL_ID\"\n")
+    with pytest.raises(ReaderError) as err:
+        load_deployment(str(service))
+    text = err.value.render()
+    assert "import_path serve_tpu:model, line 6" in text and "does not run" in text and "`vllm serve" in text
+
+
+def test_a_config_file_whose_model_is_a_mapping_is_bad_input_at_its_line(tmp_path):
+    # vLLM passes each key of a --config file as `--key str(value)`: the mapping would be the model's name
+    config = tmp_path / "serve.yaml"
+    config.write_text("max-model-len: 4096\nmodel:\n  name: Qwen/Qwen3-8B\n")
+    with pytest.raises(ReaderError) as err:
+        load_deployment(str(config))
+    assert err.value.key == "model" and err.value.line == 2 and "a string (model: Qwen/Qwen3-8B)" in err.value.message

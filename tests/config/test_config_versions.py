@@ -52,6 +52,7 @@ def test_text_that_is_no_version_at_all_is_still_bad_input():
     ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "0.8.5", "inside"),
     ("public.ecr.aws/deep-learning-containers/vllm:0.11.0-gpu-py312-cu128-ubuntu22.04-ec2", "0.11.0", "inside"),
     ("lmcache/vllm-openai:2025-05-05-v1", NEWEST, "unknown"),
+    ("lmcache/vllm-openai:v0.3.7", NEWEST, "unknown"),  # LMCache 0.3.7 (the production-stack tutorials), not vLLM's
     ("vllm/vllm-openai@sha256:0123456789abcdef", NEWEST, "unknown"),
 ])
 def test_image_tags_map_to_a_release_or_to_unknown_newest_assumed(image, tag, span):

@@ -37,6 +37,18 @@ def test_the_launch_is_found_behind_a_wrapper_and_the_wrapper_is_said(wrapper, p
                                 "not vLLM's arguments"]
 
 
+@pytest.mark.parametrize("command, wrapper", [
+    ("uv tool run 'vllm>=0.10' -- serve", "uv tool run"), ("uvx vllm==0.9.2 serve", "uvx"),
+    ("uvx vllm@0.10.0 serve", "uvx"), ("pipx run 'vllm[audio]' serve", "pipx run"),
+])
+def test_a_package_spec_run_as_the_program_is_vllm(command, wrapper):
+    # uvx and `uv tool run` install the package the spec names and run its executable of the same name
+    d = read(f"{command} {MODEL} --max-model-len 4096")
+    assert d.model == MODEL and d.flags["max_model_len"].value == 4096
+    assert wrapper_notes(d) == [f"vLLM is launched through the wrapper `{wrapper}`; its words are the wrapper's, "
+                                "not vLLM's arguments"]
+
+
 def test_a_wrapper_option_value_that_names_vllm_is_not_read_as_the_program():
     d = read(f"conda run -n vllm vllm serve {MODEL} --max-num-seqs 8")
     assert d.model == MODEL and d.flags["max_num_seqs"].value == 8

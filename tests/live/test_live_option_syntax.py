@@ -35,6 +35,8 @@ CASES = [
     (["-tp", "2", "-pp=2"], "pipeline_parallel_size"),
     (["--tool-call-parser", "hermes", "--enable-auto-tool-choice"], "tool_call_parser"),
     (["--limit-mm-per-prompt", "image=5,video=1"], "limit_mm_per_prompt"),  # removed in 0.10.0: both refuse
+    (["--enable-chunked-prefill=false"], "enable_chunked_prefill"),  # a value after a flag (KubeAI): both refuse
+    (["--compilation-config", "3"], "compilation_config"),  # a bare level, refused from 0.9.2
 ]
 
 _VLLM_SIDE = textwrap.dedent("""

@@ -36,8 +36,10 @@ def test_every_corpus_disagreement_with_vllm_is_listed_with_its_reason(version):
     stale = [e["file"] for e in yaml.safe_load(LISTED.read_text())["disagreements"]
              if version in e["versions"] and e["file"] not in listed_here]
     assert not stale, f"listed for {version} but now agreeing (remove them): {stale}"
-    # the corpus is asked, not skipped: all but the few without a shipped config.json or a launch
-    assert result["asked"] >= 40 and len(header["skipped"]) <= 5
+    # the corpus is asked, not skipped: all but those without a launch or a shipped config.json (mostly quantized
+    # re-uploads and fine-tunes whose own config.json the catalog does not ship: 39 of 152 at the last recording)
+    skipped = len(header["skipped"])
+    assert result["asked"] >= 110 and skipped * 3 <= result["asked"] + skipped  # a third at most
     # both verdicts occur, so the comparison can fail either way
     assert {r["vllm"]["verdict"] for r in result["rows"]} == {"ok", "refused"}
 

@@ -61,8 +61,11 @@ def _launch_at(tokens: list[Token], start: int, env: dict[str, str], form: str, 
     env = {**env, **wrapper_env(wrapper)}
     rest = _expanded(tokens[start + 1:], env, wrapper)
     line = tokens[start].loc.line if tokens[start].loc else None
-    if _program(tokens[start]) == "vllm" and rest and rest[0].text == "serve":
-        return Invocation(form=form, label=label, tokens=rest[1:], env=env, line=line), wrapper
+    if _VLLM_PROGRAM.fullmatch(_program(tokens[start])) and rest:
+        if rest[0].text == "--" and len(rest) > 1:
+            rest = rest[1:]  # `uv tool run 'vllm>=0.10' -- serve ...`: the separator before the tool's arguments
+        if rest[0].text == "serve":
+            return Invocation(form=form, label=label, tokens=rest[1:], env=env, line=line), wrapper
     if word == "-m" and rest:
         interpreter = next((i for i in range(start - 1, -1, -1) if _PYTHON.fullmatch(_program(tokens[i]))), start)
         return _module(rest, env, form, label, line), tokens[:interpreter]
@@ -73,6 +76,11 @@ def _launch_at(tokens: list[Token], start: int, env: dict[str, str], form: str, 
 
 def _is_docker_run(tokens: list[Token]) -> bool:
     return len(tokens) > 1 and _program(tokens[0]) in _DOCKERS and tokens[1].text == "run"
+
+
+# The vllm executable, or the package spec `uvx` / `uv tool run` / `pipx run` install it from and run it by:
+# `vllm>=0.10`, `vllm==0.9.2`, `vllm@0.10.0`, `vllm[audio]` (uv's docs: "uv tool run", "Requesting specific versions").
+_VLLM_PROGRAM = re.compile(r"vllm(\[[\w,-]*\])?((==|>=|<=|~=|!=|>|<|@)[\w.*+!,<>=~-]+)?")
 
 
 def _program(tok: Token) -> str:

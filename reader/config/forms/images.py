@@ -23,6 +23,10 @@ from ..model import SourceLoc
 _LEADING_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)(?![\d])")
 _EMBEDDED_VERSION = re.compile(r"vllm[_-]v?(\d+\.\d+\.\d+)", re.I)
 _BUILD_DATE = re.compile(r"^(20\d{2})(\d{2})(\d{2})(?![\d])")
+# Images built on vLLM whose tags number another project's releases: lmcache/vllm-openai:v0.3.7 is LMCache 0.3.7
+# on some vLLM (LMCache's Docker docs, docs.lmcache.ai/getting_started/installation.html; the production-stack
+# tutorials pin these tags), so its tag says nothing of the vLLM release.
+_TAGGED_BY_ANOTHER_PROJECT = ("lmcache/vllm-openai",)
 
 
 def is_vllm_image(image: str) -> bool:
@@ -40,11 +44,18 @@ def image_tag(image: str) -> str:
 
 def version_from_image(image: Optional[str]) -> Optional[str]:
     """The release an image tag names ('0.9.2'), or None when the tag names none."""
-    if not image:
+    if not image or _repository(image) in _TAGGED_BY_ANOTHER_PROJECT:
         return None
     tag = image_tag(image)
     m = _LEADING_VERSION.match(tag) or _EMBEDDED_VERSION.search(tag)
     return m.group(1) if m else None
+
+
+def _repository(image: str) -> str:
+    name = image.partition("@")[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name.removeprefix("docker.io/").lower()
 
 
 @lru_cache(maxsize=1)
@@ -85,6 +96,9 @@ def version_hint(image: Optional[str], loc: Optional[SourceLoc]) -> Optional[Hin
     that names none."""
     if not image or not is_vllm_image(image):
         return None
+    if _repository(image) in _TAGGED_BY_ANOTHER_PROJECT:  # named whole, so that no release is read from it
+        return Hint(f"{_repository(image)}:{image_tag(image)}", f"image tag of {image}, which numbers that image's "
+                    "own releases", loc)
     found = version_from_image(image)
     if found is None:
         dated = release_from_build_date(image_tag(image))

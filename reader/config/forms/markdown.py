@@ -14,7 +14,9 @@ from ..invocation import Invocation
 
 ReadBlock = Callable[[str, int, Optional[str]], list[Invocation]]  # (text, first line, kind or None) -> launches
 
-_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+-]*)")
+# Any indentation: a block nested in a list item or in an mkdocs-material tab (`=== "8xH100"`, whose content is
+# indented by four) is still fenced; vLLM's recipes put every per-GPU launch in such tabs.
+_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})\s*([\w+-]*)")
 _SHELL = {"sh", "bash", "shell", "zsh", "shell-session", "console", "terminal", "powershell", "ps1", "cmd"}
 _KINDS = {"yaml": "yaml", "yml": "yaml", "dockerfile": "dockerfile", "docker": "dockerfile", "json": "json",
           "makefile": "makefile", "make": "makefile", "just": "justfile", "procfile": "procfile"}
@@ -49,7 +51,7 @@ def _blocks(text: str):
         fence, lang = m.group(2), m.group(3).lower()
         body: list[str] = []
         j = i + 1
-        while j < len(lines) and not re.match(r"^ {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$",
+        while j < len(lines) and not re.match(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$",
                                                 lines[j]):
             body.append(lines[j][len(m.group(1)):] if lines[j].startswith(m.group(1)) else lines[j])
             j += 1

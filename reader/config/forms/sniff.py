@@ -41,8 +41,9 @@ def kind_of(text: str, name: Optional[str] = None) -> str:
         return "justfile"
     if base in ("makefile", "gnumakefile") or suffix == ".mk" or _looks_like_makefile(text):
         return "makefile"
-    if ("{{" in text and _has_just_recipe(text) or _looks_like_justfile(lines)) and not structured_yaml(text):
-        return "justfile"  # (a YAML file with Go templates, `{{.Name}}`, has the same marks)
+    if ("{{" in text and _has_just_recipe(text) or _looks_like_justfile(lines)) and not structured_yaml(text) \
+            and suffix not in (".yaml", ".yml"):
+        return "justfile"  # (a YAML file with Go templates, `{{.Name}}`, has the same marks; one named .yaml is YAML)
     if base == "procfile" or base.startswith("procfile.") or _looks_like_procfile(lines):
         return "procfile"
     if suffix in (".yaml", ".yml"):
