@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
                       default_profile, source_file)
 
+Progress = Callable[[str, int, int], None]  # (stage, replays so far, replays running): render/progress.py
 LOSS_WEIGHTS = {"output_throughput": 1.0, "median_tpot_ms": 1.0, "median_ttft_ms": 1.0, "p99_tpot_ms": 0.5,
                 "p99_ttft_ms": 0.5, "mean_itl_ms": 0.5}
 ROBUST_SCALE = 0.25  # log error (~25%) beyond which a point's pull stops growing quadratically
@@ -232,19 +233,26 @@ def loss_of(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
     return total / weight if weight else 0.0
 
 
-def fit(replays_: Sequence[Replay], s: Setup) -> SearchResult:
+def fit(replays_: Sequence[Replay], s: Setup, progress: Optional[Progress] = None) -> SearchResult:
     """First the overall speed (every time coefficient k times longer, every rate k times slower: one line
     search), then every coefficient from there: a simplex started at the wrong speed by a factor of ten
-    can settle on a wrong balance between them."""
+    can settle on a wrong balance between them. progress(stage, replays so far, 0) after each evaluation."""
+    stage = ["speed"]
+    replayed = [0]
 
     with ParallelPredict(replays_, s) as run:
         def measured_loss(values: dict[str, float]) -> float:
-            return loss_of(replays_, run(values))
+            loss = loss_of(replays_, run(values))
+            replayed[0] += len(replays_)
+            if progress is not None:
+                progress(stage[0], replayed[0], 0)
+            return loss
 
         start = {f.name: f.start for f in s.free}
         k = math.exp(line_search(lambda x: measured_loss(_slower(s.free, start, math.exp(x))), -SCALE_RANGE,
                                  SCALE_RANGE, SCALE_EVALUATIONS))
         free = [replace(f, start=v) for f, v in zip(s.free, _slower(s.free, start, k).values())]
+        stage[0] = "fit"
         starts = {f.name: f for f in free}
 
         def prior(values: dict[str, float]) -> float:
@@ -286,18 +294,37 @@ def compare(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
     return points, errors
 
 
-def check_model(r: Any, results: Sequence[BenchResult]) -> None:
-    """Refuse results measured on another model than the config serves (by the name the server answers to)."""
-    names = {str(n) for n in (r.deployment.model, r.model.id if r.model else None) if n}
-    served = r.value("served_model_name")
-    names |= {str(n) for n in (served if isinstance(served, (list, tuple)) else [served]) if n}
-    short = {n.rstrip("/").rsplit("/", 1)[-1].lower() for n in names}
+def model_names(r: Any) -> dict[str, str]:
+    """Every name the deployment answers to, with where it comes from: what clients and `vllm bench serve
+    --model` send is the served name (each of --served-model-name's), else the model path; a path's last
+    folder is accepted too, as a result saved against a copy of the model elsewhere names it."""
+    names = {n: "--served-model-name" for n in r.deployment.served_names}
+    for path, how in ((r.deployment.model, "the model path"), (r.model.id if r.model else None, "the model's id")):
+        if path:
+            names.setdefault(str(path), how)
+            names.setdefault(str(path).rstrip("/").rsplit("/", 1)[-1], f"the last folder of {how}")
+    return names
+
+
+def check_model(r: Any, results: Sequence[BenchResult]) -> Optional[str]:
+    """Refuse results measured on another model than the config serves; say which of its names they used."""
+    names = model_names(r)
+    folded = {n.lower(): n for n in reversed(list(names))}  # the first spelling wins a case-insensitive tie
+    matched = {}
     for result in results:
         got = result.model_id
-        if got and got not in names and got.rstrip("/").rsplit("/", 1)[-1].lower() not in short:
-            raise ReaderError(f"this benchmark ran against model '{got}', and the config serves "
-                              f"{' / '.join(sorted(names))}: its results say nothing about this deployment.",
-                              file=result.path, key="model_id")
+        if not got:
+            continue
+        name = folded.get(got.lower()) or folded.get(got.rstrip("/").rsplit("/", 1)[-1].lower())
+        if name is None:
+            listed = ", ".join(f"'{n}' ({how})" for n, how in names.items())
+            raise ReaderError(f"this benchmark ran against model '{got}', and the config answers to {listed}: its "
+                              "results say nothing about this deployment (if it does serve them, name it with "
+                              "--served-model-name).", file=result.path, key="model_id")
+        matched[got] = f"'{got}', {names[name]}" + ("" if got == name else f" '{name}'")
+    if not matched:
+        return None
+    return "the benchmarks ran against " + "; ".join(sorted(matched.values())) + "."
 
 
 def fitted_on(r: Any, config: str) -> FittedOn:
@@ -340,20 +367,21 @@ def device_of(s: Setup, values: dict[str, float], files: str) -> Optional[Device
 
 
 def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_files: Sequence[str],
-                    device: Optional[DeviceStandIn], name: str, command: str) -> CalibrationProfile:
+                    device: Optional[DeviceStandIn], name: str, command: str,
+                    progress: Optional[Progress] = None) -> CalibrationProfile:
     """The whole bench fit: read, check, replay, fit, and return the profile (nothing is written here)."""
     from .bench import read_bench
 
     results = [read_bench(f) for f in fit_files]
     held = [read_bench(f) for f in held_out_files]
-    check_model(r, results + held)
+    model_match = check_model(r, results + held)
     fit_replays, held_replays = replays(r, results), replays(r, held)
     if len(fit_replays) < MIN_LOADS:
         raise ReaderError(f"too few bench results to fit: {len(fit_replays)} distinct load(s) given, at least "
                           f"{MIN_LOADS} needed (each load pins down different coefficients; give results at a few "
                           "concurrencies or rates, short and long prompts).", key="--bench")
     s = setup(r, device)
-    search = fit(fit_replays, s)
+    search = fit(fit_replays, s, progress)
     if not search.converged:
         raise ReaderError(f"the fit did not converge in {search.iterations} iterations (the results disagree with "
                           "each other more than any set of coefficients explains); no profile was written. Check "
@@ -371,7 +399,8 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
                        loss=round(search.loss, 6), errors=errors, points=points,
-                       warnings=delivery_warnings(results + held) + coverage_warnings(results))
+                       warnings=delivery_warnings(results + held) + coverage_warnings(results),
+                       model_match=model_match)
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
     return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, values, files),

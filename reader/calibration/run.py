@@ -54,8 +54,7 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
         label = name or f"{_slug(resolved.require_gpu().id)}-{_slug(resolved.require_model().id)}"
         memory = _memory_terms(resolved, logs) if logs else None
         if files:
-            from .fit_bench import calibrate_bench
-            profile = calibrate_bench(resolved, str(config), files, held, device, label, command)
+            profile = _fit_bench(resolved, str(config), files, held, device, label, command)
         else:
             profile = _step_times_not_fitted(resolved, str(config), label, command, memory.terms.fit)
         if memory is not None:
@@ -69,6 +68,19 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
                            "notes": notes}, indent=1)
     from ..render.calibration_view import render_profile
     return render_profile(profile, written_to=target, notes=notes)
+
+
+def _fit_bench(resolved: Any, config: str, files: list[str], held: list[str], device: Optional[DeviceStandIn],
+               label: str, command: str) -> CalibrationProfile:
+    """The bench fit, with a progress line on stderr while it runs (on a terminal only: logs and CI stay quiet)."""
+    from ..render.progress import ProgressLine
+    from .fit_bench import calibrate_bench
+
+    line = ProgressLine("calibrate", stages=("speed", "fit"))
+    try:
+        return calibrate_bench(resolved, config, files, held, device, label, command, progress=line)
+    finally:
+        line.close()
 
 
 def _slug(text: str) -> str:

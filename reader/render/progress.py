@@ -10,10 +10,11 @@ class ProgressLine:
     """Called as progress(stage, simulations done, simulations in this round); `close()` clears the line.
     The bar fills by stage (the search does not know in advance how many rounds a stage takes)."""
 
-    STAGES = ("search", "target", "capacity")
+    STAGES = ("search", "target", "capacity")  # plan's
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, stages: tuple[str, ...] = STAGES) -> None:
         self.label = label
+        self.stages = stages
         self.stream = stream
         self.enabled = stream.isatty()
         self.started = time.monotonic()
@@ -23,8 +24,8 @@ class ProgressLine:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.started
-        index = self.STAGES.index(stage) if stage in self.STAGES else 0
-        filled = int(20 * (index + (0.5 if running else 1.0)) / len(self.STAGES))
+        index = self.stages.index(stage) if stage in self.stages else 0
+        filled = int(20 * (index + (0.5 if running else 1.0)) / len(self.stages))
         bar = "#" * filled + "-" * (20 - filled)
         text = (f"{self.label} [{bar}] {stage:<8} {done:4d} simulated"
                 + (f", {running} running" if running else "") + f"  {elapsed:5.0f} s")
