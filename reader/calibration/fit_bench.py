@@ -35,7 +35,7 @@ import numpy as np
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
-from .coverage import coverage_warnings
+from .coverage import coverage_warnings, front_end_warnings, saturating
 from .delivery import delivery_warnings
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, line_search, minimize
@@ -64,6 +64,8 @@ DEVICE_FREE = (("device.bf16_tflops", 1e-4, 1e4), ("device.hbm_bandwidth_gbps", 
 # Starting values large enough to matter: a search starting where a term is negligible sees a flat loss along it.
 HOST_FREE = (("host_overhead_s", 1e-6, 0.2, 1e-3), ("per_sampled_row_s", 1e-8, 0.01, 3e-5),
              ("front_end_s", 1e-6, 1.0, 2e-3))
+# Fitted only where a fitted load kept the server full (coverage.saturating): elsewhere nothing pins it.
+FRONT_END_TOKEN = ("front_end_token_s", 1e-7, 0.01, 1e-4)
 # Where the search starts on a device the catalog does not know (any round figures: the fit moves them).
 DEVICE_START = {"gpu": {"device.bf16_tflops": 100.0, "device.hbm_bandwidth_gbps": 1000.0},
                 "cpu": {"device.bf16_tflops": 0.1, "device.hbm_bandwidth_gbps": 20.0}}
@@ -114,7 +116,9 @@ class Setup:
         return coefficients, standin_gpu(device)
 
 
-def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoefficients] = None) -> Setup:
+def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoefficients] = None,
+          fitted: Sequence[BenchResult] = ()) -> Setup:
+    """What the fit varies; the front end's cost per streamed token only when a `fitted` result can show it."""
     base = base or default_profile().coefficients()
     if device is not None:
         # a device outside the catalog: its own figures are fitted, so the efficiencies of them are 1
@@ -125,9 +129,14 @@ def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoeffi
         free = [Free(name, lo, hi, start.get(name, 1.0), log=True) for name, lo, hi in DEVICE_FREE]
     else:
         free = [Free(name, lo, hi, min(max(getattr(base, name), lo), hi)) for name, lo, hi in CATALOG_FREE]
-    free += [Free(name, lo, hi, start, log=True) for name, lo, hi, start in HOST_FREE]
+    host = HOST_FREE + ((FRONT_END_TOKEN,) if any(saturating(x, _max_num_seqs(r)) for x in fitted) else ())
+    free += [Free(name, lo, hi, start, log=True) for name, lo, hi, start in host]
     budget = r.value("max_num_batched_tokens") or 8192
     return Setup(resolved=r, base=base, device=device, free=free, table_tokens=int(budget) + 1)
+
+
+def _max_num_seqs(r: Any) -> int:
+    return int(r.value("max_num_seqs") or 256)
 
 
 def replays(r: Any, results: Sequence[BenchResult]) -> list[Replay]:
@@ -157,7 +166,9 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
     out = []
     for rp in replays_:
         sim = simulate(rp.scenario.settings, rp.scenario.workload, stm, mode="chunked", seed=rp.scenario.seed,
-                       overhead_s=coefficients.host_overhead_s, front_end_s=coefficients.front_end_s, max_points=2)
+                       overhead_s=coefficients.host_overhead_s, front_end_s=coefficients.front_end_s,
+                       front_end_token_s=coefficients.front_end_token_s,
+                       api_servers=rp.scenario.host_times["api_servers"], max_points=2)
         out.append({m: v for m in metric_names() if (v := sim_metric(sim, m)) is not None})
     return out
 
@@ -380,7 +391,7 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
         raise ReaderError(f"too few bench results to fit: {len(fit_replays)} distinct load(s) given, at least "
                           f"{MIN_LOADS} needed (each load pins down different coefficients; give results at a few "
                           "concurrencies or rates, short and long prompts).", key="--bench")
-    s = setup(r, device)
+    s = setup(r, device, fitted=results)
     search = fit(fit_replays, s, progress)
     if not search.converged:
         raise ReaderError(f"the fit did not converge in {search.iterations} iterations (the results disagree with "
@@ -399,7 +410,8 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
                        loss=round(search.loss, 6), errors=errors, points=points,
-                       warnings=delivery_warnings(results + held) + coverage_warnings(results),
+                       warnings=(delivery_warnings(results + held) + coverage_warnings(results)
+                                 + front_end_warnings(results, _max_num_seqs(r))),
                        model_match=model_match)
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]

@@ -51,8 +51,12 @@ class Scenario:
     @property
     def host_times(self) -> dict[str, float]:
         """The simulator's host-side times from the step-time model's calibration: per engine step outside
-        the model (overhead_s) and per request in the server's front end (front_end_s)."""
+        the model (overhead_s), per request and per streamed token in the server's front end (front_end_s,
+        front_end_token_s), shared by --api-server-count servers (api_servers)."""
+        given = self.resolved.deployment.flags.get("api_server_count")
+        servers = given.value if given is not None and isinstance(given.value, int) and given.value >= 1 else 1
         return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s,
+                "front_end_token_s": self.step_time.front_end_token_s, "api_servers": servers,
                 "response_latency_s": self.step_time.response_latency_s}
 
 
