@@ -16,12 +16,10 @@ import numpy as np
 import pytest
 
 from reader.calibration.bench import read_bench
-from reader.calibration.fit_bench import predict, replays, setup
+from reader.calibration.fit_bench import predict, replays
 from reader.calibration.profile import load_profile
-from reader.config.from_cli import load_options
-from reader.config.load import load_deployment
-from reader.config.resolve import resolve
-from reader.calibration.select import standin_gpu
+
+from ._recorded import profile_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "fixtures" / "calibration" / "cpu-tiny-llama"
@@ -39,13 +37,8 @@ def profile():
 @pytest.fixture(scope="module")
 def predicted(profile):
     """The profile's predictions for every held-out load (one replay per load: the rounds ran the same requests)."""
-    tiny = str(ROOT / "fixtures" / "live" / "tiny-llama")
-    options = load_options(model=tiny)
-    r = resolve(load_deployment(str(FOLDER / "deployment.yaml"), options), model_override=tiny,
-                calibration=profile, device=standin_gpu(profile.device))
-    s = setup(r, profile.device)
-    values = {f.name: (getattr(profile.device, f.name.split(".", 1)[1]) if f.name.startswith("device.")
-                       else profile.step_time[f.name].value) for f in s.free}
+    s, values = profile_setup(FOLDER, profile)
+    r = s.resolved
     loads = {name: [read_bench(FOLDER / "bench" / rd / f"{name}.json") for rd in ROUNDS] for name in HELD_OUT}
     grouped = replays(r, [run for runs in loads.values() for run in runs])
     assert [rp.results[0].label for rp in grouped] == [f"{n}.json" for n in HELD_OUT]  # one replay per load

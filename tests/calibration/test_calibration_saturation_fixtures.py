@@ -18,15 +18,12 @@ import pytest
 
 from reader.calibration.bench import read_bench
 from reader.calibration.coverage import saturating
-from reader.calibration.fit_bench import check_model, predict, replays, setup
+from reader.calibration.fit_bench import check_model, predict, replays
 from reader.calibration.profile import load_profile
-from reader.calibration.select import standin_gpu
-from reader.config.from_cli import load_options
-from reader.config.load import load_deployment
-from reader.config.resolve import resolve
+
+from ._recorded import profile_setup
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "fixtures" / "calibration" / "cpu-tiny-saturation"
-DEPLOYMENT = FOLDER / "deployment.yaml"
 # the split of tests/live/bench_loads.py SATURATION, whose loads the recorder ran
 FIT = ("c1-out128", "r5-out128", "c8-out128", "c32-out256", "r15-out256")
 HELD_OUT = ("r10-out128", "c16-out128", "r30-out256", "r30-mixed")
@@ -50,10 +47,13 @@ def profile():
 
 
 @pytest.fixture(scope="module")
-def resolved(profile):
-    tiny = str(ROOT / "fixtures" / "live" / "tiny-llama")
-    return resolve(load_deployment(str(DEPLOYMENT), load_options(model=tiny)), model_override=tiny,
-                   calibration=profile, device=standin_gpu(profile.device))
+def fitted_setup(profile):
+    return profile_setup(FOLDER, profile, fitted=[run for group in runs(FIT).values() for run in group])
+
+
+@pytest.fixture(scope="module")
+def resolved(fitted_setup):
+    return fitted_setup[0].resolved
 
 
 def runs(names):
@@ -61,12 +61,9 @@ def runs(names):
 
 
 @pytest.fixture(scope="module")
-def held_out_errors(profile, resolved):
+def held_out_errors(fitted_setup, resolved):
     """Per held-out load and metric: the prediction's error against the median of the rounds, in percent."""
-    fitted = [run for group in runs(FIT).values() for run in group]
-    s = setup(resolved, profile.device, fitted=fitted)
-    values = {f.name: (getattr(profile.device, f.name.split(".", 1)[1]) if f.name.startswith("device.")
-                       else profile.step_time[f.name].value) for f in s.free}
+    s, values = fitted_setup
     loads = runs(HELD_OUT)
     grouped = replays(resolved, [run for group in loads.values() for run in group])
     out = {}
