@@ -59,6 +59,7 @@ FIXED = {
     "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),
     "front_end_token_s": (0.0, "not measured (calib.py runs no server); a bench fit with a saturating load "
                                "measures it"),
+    "idle_wake_s": (0.0, "not measured (calib.py keeps the GPU busy); a bench fit on a CPU measures it"),
 }
 
 

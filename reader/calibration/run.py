@@ -133,7 +133,7 @@ def _command(config: str, files: list[str], held: list[str], logs: list[str], gp
              model: Optional[str]) -> str:
     return " ".join(["vllm-reader calibrate", shlex.quote(config), *(["--bench", *map(shlex.quote, files)] if files
                                                                      else []),
-                     *(["--hold-out", *map(shlex.quote, held)] if held else []),
+                     *(["--hold-out", shlex.quote(",".join(held))] if held else []),
                      *[part for log in logs for part in ("--log", shlex.quote(log))],
                      *(["--gpu", shlex.quote(gpu)] if gpu else []),
                      *(["--device-kind", device_kind] if device_kind != "gpu" else []),

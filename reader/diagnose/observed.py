@@ -59,6 +59,10 @@ class ScaledStepTime:
         return self.model.front_end_token_s
 
     @property
+    def idle_wake_s(self) -> float:
+        return self.model.idle_wake_s
+
+    @property
     def response_latency_s(self) -> float:
         return self.model.response_latency_s
 

@@ -52,6 +52,9 @@ DEFAULT_SCHEDULER_OVERHEAD_S = 0.0005
 
 MODES = ("naive", "static", "continuous", "chunked")
 StepTimeFn = Callable[[StepBatch], float]
+# An engine idle this long has gone to sleep (issue 12 on the CPU build of vLLM 0.32.0: requests reaching an engine
+# idle for 10 ms or more took ~3.5 ms longer to their first token; README, "What the model still misses on F").
+IDLE_WAKE_AFTER_S = 0.010
 ProgressFn = Callable[[int, int], None]
 
 
@@ -289,8 +292,12 @@ def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np
 
 def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
            overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-           leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None) -> EngineRun:
+           leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None,
+           idle_wake_s: float = 0.0) -> EngineRun:
     """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive).
+
+    idle_wake_s: an engine left without requests for IDLE_WAKE_AFTER_S or more takes this long to start its
+    next step once one arrives (the engine core's busy loop has gone to sleep on its input queue).
 
     leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
     (the one-request-at-a-time reference walk) turns them off too."""
@@ -320,7 +327,8 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
             when = client.next_send_time()
             if when is None:
                 break
-            t = max(t, when)
+            idle_from = t if prev_end is None else prev_end
+            t = max(t, when) + (idle_wake_s if when - idle_from >= IDLE_WAKE_AFTER_S else 0.0)
             prev_end = None
             continue
         if leaper is not None:
@@ -539,9 +547,10 @@ def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
              overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-             leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None) -> EngineRun:
+             leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None,
+             idle_wake_s: float = 0.0) -> EngineRun:
     mode_cfg = settings_for_mode(cfg, mode)
     if mode == "static":
         return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress, front_end=front_end)
     return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
-                  leaps=leaps, progress=progress, front_end=front_end)
+                  leaps=leaps, progress=progress, front_end=front_end, idle_wake_s=idle_wake_s)
