@@ -181,7 +181,7 @@ class FrontEnd:
 
     Requests: one at a time, request_s each, before the scheduler sees them. Streamed tokens: token_s
     apiece, for one step's tokens while the engine runs the next; when a step's tokens take the front end
-    longer than the next step takes the engine, the front end sets the pace (paced): a saturated server
+    longer than the next step and its host time take the engine, the front end sets the pace (paced): a saturated server
     streams no faster than its front end, wherever the engine could go (on a CPU host they share the cores).
     With `servers` API servers (--api-server-count) the work is shared out, each cost divided by their
     number."""
@@ -195,21 +195,22 @@ class FrontEnd:
         """When a request sent at `sent` reaches the scheduler (its turn, then its cost)."""
         return max(sent, self.free) + self.request_s
 
-    def paced(self, step_time: StepTimeFn) -> StepTimeFn:
-        """The step times as the client sees them: no shorter than the front end's time for the step's tokens."""
-        return step_time if not self.token_s else _Paced(step_time, self.token_s)
+    def paced(self, step_time: StepTimeFn, overhead_s: float) -> StepTimeFn:
+        """The step times as the client sees them: a step and the host time before it (overhead_s) last no
+        shorter than the front end's time for the step's tokens."""
+        return step_time if not self.token_s else _Paced(step_time, self.token_s, overhead_s)
 
 
 class _Paced:
-    def __init__(self, step_time: StepTimeFn, token_s: float) -> None:
-        self.step_time, self.token_s = step_time, token_s
+    def __init__(self, step_time: StepTimeFn, token_s: float, overhead_s: float) -> None:
+        self.step_time, self.token_s, self.overhead_s = step_time, token_s, overhead_s
         self.deterministic = getattr(step_time, "deterministic", True)
         inner = getattr(step_time, "decode_time", None)
         self.decode_time = (None if inner is None else
-                            lambda n, past, sampled: max(inner(n, past, sampled), sampled * token_s))
+                            lambda n, past, sampled: max(inner(n, past, sampled), sampled * token_s - overhead_s))
 
     def __call__(self, batch: StepBatch) -> float:
-        return max(float(self.step_time(batch)), batch.sampled * self.token_s)
+        return max(float(self.step_time(batch)), batch.sampled * self.token_s - self.overhead_s)
 
 
 class _Client:
@@ -307,7 +308,7 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     content = SharedPrefixContent(wl.prefix_group, wl.prefix_len, cfg.block_size) if cfg.enable_prefix_caching else None
     sched = Scheduler.build(cfg, reqs, content, fast_path=fast_path)
     client = _Client(wl, front_end)
-    step_time = client.front_end.paced(step_time)
+    step_time = client.front_end.paced(step_time, overhead_s)
     rng = np.random.default_rng(seed)
     async_mode = cfg.async_scheduling
     mml = cfg.max_model_len
@@ -463,7 +464,7 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
     run = _new_run("static", cfg, wl)
     reqs = run.reqs
     client = _Client(wl, front_end)
-    step_time = client.front_end.paced(step_time)
+    step_time = client.front_end.paced(step_time, overhead_s)
     bs = cfg.block_size
     usable = cfg.usable_blocks
     mml = cfg.max_model_len

@@ -5,7 +5,7 @@ nothing else running, see its README), and the profile `vllm-reader calibrate` f
 
 The issue's bar: the profile predicts the held-out loads' median TPOT and output throughput within 10% and
 TTFT P50 within 25% (median over the held-out loads). Each held-out load is compared with the median of its
-three rounds: throughput 2.4%, TPOT 3.9%, TTFT P50 10.4% (refitted for issue 25 with the idle engine's
+three rounds: throughput 2.4%, TPOT 4.0%, TTFT P50 10.1% (refitted for issue 25 with the idle engine's
 wake-up and the front end's cost per streamed token; 2.4%, 3.5%, 10.8% before). The fitted half includes one request at a time at
 both prompt lengths (bench_loads.py says why; a fit without the long one came to 25.2%).
 """
