@@ -40,6 +40,10 @@ MEANING = {
     "per_sampled_row_s": "time per sampled row per step (sampler, output processing), seconds",
     "front_end_s": "front-end time per request before the scheduler sees it (HTTP, tokenization), one request "
                    "at a time, seconds",
+    "front_end_token_s": "front-end time per streamed token before the client reads it (detokenization, one "
+                         "server-sent event), in the same queue as front_end_s, seconds",
+    "idle_wake_s": "time an engine left idle for 10 ms or more takes to start its next step once a request "
+                   "arrives (its busy loop asleep on its input queue), seconds",
 }
 
 
@@ -71,6 +75,8 @@ class StepTimeCoefficients:
     response_latency_s: float = 0.0
     alltoall_latency_s: float = 0.0
     moe_layer_latency_s: float = 0.0
+    front_end_token_s: float = 0.0
+    idle_wake_s: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -9,12 +9,17 @@ fit whose only one-at-a-time load had 256-token prompts predicted a 1,024-token 
 and held-out TTFT P50 came to 25% off; with a 1,024-token one-at-a-time load among the fitted ones, 11%.
 
 Likewise, results that all ran one request at a time say nothing about what batching costs per request.
+
+The front end's cost per streamed token shows only where it sets the pace: a server kept full (a closed
+loop of max_num_seqs clients or more, or an open loop sending more than the server delivered). Below that
+the engine's steps take longer than the front end's work on their tokens, and any cost per token fits.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 PROMPT_RATIO = 2.0  # prompt lengths this far apart split the per-token cost from the fixed one
+OVERSENT = 1.2  # an open loop asking this much more output per second than it got kept the server full
 
 
 def coverage_warnings(fitted: Sequence[Any]) -> list[str]:
@@ -34,3 +39,24 @@ def coverage_warnings(fitted: Sequence[Any]) -> list[str]:
                    "request: throughput and latency under load are extrapolated. Add a run at the concurrency "
                    "or request rate you expect in production.")
     return out
+
+
+def saturating(result: Any, max_num_seqs: int) -> bool:
+    """The run kept the server full: its clients alone filled every sequence slot, or it sent requests for
+    OVERSENT times the tokens per second the server delivered."""
+    if result.max_concurrency is not None:
+        return result.max_concurrency >= max_num_seqs
+    asked = result.request_rate * result.total_output_tokens / max(result.completed, 1)
+    delivered = result.metrics.get("output_throughput") or 0.0
+    return delivered > 0 and asked >= OVERSENT * delivered
+
+
+def front_end_warnings(fitted: Sequence[Any], max_num_seqs: int) -> list[str]:
+    """A sentence when no fitted result kept the server full: the front end's cost per streamed token is then
+    left at the base profile's value."""
+    if any(saturating(r, max_num_seqs) for r in fitted):
+        return []
+    return [f"No fitted result kept the server full ({max_num_seqs} or more clients in a closed loop, or an open "
+            "loop sending faster than the server delivered), so the front end's cost per streamed token "
+            "(front_end_token_s) cannot be told from the engine's and is not fitted: throughput at saturation may "
+            f"be predicted high. Add a run such as `--max-concurrency {max_num_seqs}` with long outputs."]

@@ -28,20 +28,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
-from .coverage import coverage_warnings
+from .coverage import coverage_warnings, front_end_warnings, saturating
 from .delivery import delivery_warnings
 from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
                       default_profile, source_file)
 
+Progress = Callable[[str, int, int], None]  # (stage, replays so far, replays running): render/progress.py
 LOSS_WEIGHTS = {"output_throughput": 1.0, "median_tpot_ms": 1.0, "median_ttft_ms": 1.0, "p99_tpot_ms": 0.5,
                 "p99_ttft_ms": 0.5, "mean_itl_ms": 0.5}
 ROBUST_SCALE = 0.25  # log error (~25%) beyond which a point's pull stops growing quadratically
@@ -63,6 +64,12 @@ DEVICE_FREE = (("device.bf16_tflops", 1e-4, 1e4), ("device.hbm_bandwidth_gbps", 
 # Starting values large enough to matter: a search starting where a term is negligible sees a flat loss along it.
 HOST_FREE = (("host_overhead_s", 1e-6, 0.2, 1e-3), ("per_sampled_row_s", 1e-8, 0.01, 3e-5),
              ("front_end_s", 1e-6, 1.0, 2e-3))
+# Fitted only where a fitted load kept the server full (coverage.saturating): elsewhere nothing pins it.
+FRONT_END_TOKEN = ("front_end_token_s", 1e-7, 0.01, 1e-4)
+# An idle engine's wake-up on the CPU build of vLLM 0.32.0, measured in issue 12 (README, "What the model still
+# misses on F": lone arrivals after 10 ms or more idle 16-18 ms to their first token, back-to-back ones 13.7 ms).
+# Held, not fitted: only lone open-loop arrivals show it, and their TTFTs move as much with the front end's time.
+CPU_IDLE_WAKE_S = 0.0035
 # Where the search starts on a device the catalog does not know (any round figures: the fit moves them).
 DEVICE_START = {"gpu": {"device.bf16_tflops": 100.0, "device.hbm_bandwidth_gbps": 1000.0},
                 "cpu": {"device.bf16_tflops": 0.1, "device.hbm_bandwidth_gbps": 20.0}}
@@ -113,20 +120,27 @@ class Setup:
         return coefficients, standin_gpu(device)
 
 
-def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoefficients] = None) -> Setup:
+def setup(r: Any, device: Optional[DeviceStandIn], base: Optional[StepTimeCoefficients] = None,
+          fitted: Sequence[BenchResult] = ()) -> Setup:
+    """What the fit varies; the front end's cost per streamed token only when a `fitted` result can show it."""
     base = base or default_profile().coefficients()
     if device is not None:
         # a device outside the catalog: its own figures are fitted, so the efficiencies of them are 1
         base = base.replace(**{name: 1.0 for name in DEVICE_UNITY + ("kv_read_eff", "attn_compute_eff")})
         if device.kind == "cpu":
-            base = base.replace(overlap_p=1.0)
+            base = base.replace(overlap_p=1.0, idle_wake_s=CPU_IDLE_WAKE_S)
         start = DEVICE_START[device.kind]
         free = [Free(name, lo, hi, start.get(name, 1.0), log=True) for name, lo, hi in DEVICE_FREE]
     else:
         free = [Free(name, lo, hi, min(max(getattr(base, name), lo), hi)) for name, lo, hi in CATALOG_FREE]
-    free += [Free(name, lo, hi, start, log=True) for name, lo, hi, start in HOST_FREE]
+    host = HOST_FREE + ((FRONT_END_TOKEN,) if any(saturating(x, _max_num_seqs(r)) for x in fitted) else ())
+    free += [Free(name, lo, hi, start, log=True) for name, lo, hi, start in host]
     budget = r.value("max_num_batched_tokens") or 8192
     return Setup(resolved=r, base=base, device=device, free=free, table_tokens=int(budget) + 1)
+
+
+def _max_num_seqs(r: Any) -> int:
+    return int(r.value("max_num_seqs") or 256)
 
 
 def replays(r: Any, results: Sequence[BenchResult]) -> list[Replay]:
@@ -156,7 +170,10 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
     out = []
     for rp in replays_:
         sim = simulate(rp.scenario.settings, rp.scenario.workload, stm, mode="chunked", seed=rp.scenario.seed,
-                       overhead_s=coefficients.host_overhead_s, front_end_s=coefficients.front_end_s, max_points=2)
+                       overhead_s=coefficients.host_overhead_s, front_end_s=coefficients.front_end_s,
+                       front_end_token_s=coefficients.front_end_token_s,
+                       api_servers=rp.scenario.host_times["api_servers"], idle_wake_s=coefficients.idle_wake_s,
+                       max_points=2)
         out.append({m: v for m in metric_names() if (v := sim_metric(sim, m)) is not None})
     return out
 
@@ -232,19 +249,26 @@ def loss_of(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
     return total / weight if weight else 0.0
 
 
-def fit(replays_: Sequence[Replay], s: Setup) -> SearchResult:
+def fit(replays_: Sequence[Replay], s: Setup, progress: Optional[Progress] = None) -> SearchResult:
     """First the overall speed (every time coefficient k times longer, every rate k times slower: one line
     search), then every coefficient from there: a simplex started at the wrong speed by a factor of ten
-    can settle on a wrong balance between them."""
+    can settle on a wrong balance between them. progress(stage, replays so far, 0) after each evaluation."""
+    stage = ["speed"]
+    replayed = [0]
 
     with ParallelPredict(replays_, s) as run:
         def measured_loss(values: dict[str, float]) -> float:
-            return loss_of(replays_, run(values))
+            loss = loss_of(replays_, run(values))
+            replayed[0] += len(replays_)
+            if progress is not None:
+                progress(stage[0], replayed[0], 0)
+            return loss
 
         start = {f.name: f.start for f in s.free}
         k = math.exp(line_search(lambda x: measured_loss(_slower(s.free, start, math.exp(x))), -SCALE_RANGE,
                                  SCALE_RANGE, SCALE_EVALUATIONS))
         free = [replace(f, start=v) for f, v in zip(s.free, _slower(s.free, start, k).values())]
+        stage[0] = "fit"
         starts = {f.name: f for f in free}
 
         def prior(values: dict[str, float]) -> float:
@@ -286,18 +310,37 @@ def compare(replays_: Sequence[Replay], predicted: Sequence[dict[str, float]]) -
     return points, errors
 
 
-def check_model(r: Any, results: Sequence[BenchResult]) -> None:
-    """Refuse results measured on another model than the config serves (by the name the server answers to)."""
-    names = {str(n) for n in (r.deployment.model, r.model.id if r.model else None) if n}
-    served = r.value("served_model_name")
-    names |= {str(n) for n in (served if isinstance(served, (list, tuple)) else [served]) if n}
-    short = {n.rstrip("/").rsplit("/", 1)[-1].lower() for n in names}
+def model_names(r: Any) -> dict[str, str]:
+    """Every name the deployment answers to, with where it comes from: what clients and `vllm bench serve
+    --model` send is the served name (each of --served-model-name's), else the model path; a path's last
+    folder is accepted too, as a result saved against a copy of the model elsewhere names it."""
+    names = {n: "--served-model-name" for n in r.deployment.served_names}
+    for path, how in ((r.deployment.model, "the model path"), (r.model.id if r.model else None, "the model's id")):
+        if path:
+            names.setdefault(str(path), how)
+            names.setdefault(str(path).rstrip("/").rsplit("/", 1)[-1], f"the last folder of {how}")
+    return names
+
+
+def check_model(r: Any, results: Sequence[BenchResult]) -> Optional[str]:
+    """Refuse results measured on another model than the config serves; say which of its names they used."""
+    names = model_names(r)
+    folded = {n.lower(): n for n in reversed(list(names))}  # the first spelling wins a case-insensitive tie
+    matched = {}
     for result in results:
         got = result.model_id
-        if got and got not in names and got.rstrip("/").rsplit("/", 1)[-1].lower() not in short:
-            raise ReaderError(f"this benchmark ran against model '{got}', and the config serves "
-                              f"{' / '.join(sorted(names))}: its results say nothing about this deployment.",
-                              file=result.path, key="model_id")
+        if not got:
+            continue
+        name = folded.get(got.lower()) or folded.get(got.rstrip("/").rsplit("/", 1)[-1].lower())
+        if name is None:
+            listed = ", ".join(f"'{n}' ({how})" for n, how in names.items())
+            raise ReaderError(f"this benchmark ran against model '{got}', and the config answers to {listed}: its "
+                              "results say nothing about this deployment (if it does serve them, name it with "
+                              "--served-model-name).", file=result.path, key="model_id")
+        matched[got] = f"'{got}', {names[name]}" + ("" if got == name else f" '{name}'")
+    if not matched:
+        return None
+    return "the benchmarks ran against " + "; ".join(sorted(matched.values())) + "."
 
 
 def fitted_on(r: Any, config: str) -> FittedOn:
@@ -324,6 +367,9 @@ def coefficients_of(s: Setup, values: dict[str, float], files: str) -> dict[str,
             how = "1: the device's own figures are fitted (its device section), so efficiencies of them are 1"
         elif s.device is not None and s.device.kind == "cpu" and name == "overlap_p":
             how = "1: on a CPU, launch and compute share the cores, so their times add"
+        elif s.device is not None and s.device.kind == "cpu" and name == "idle_wake_s":
+            how = ("measured on the CPU build of vLLM 0.32.0 (issue 12: first tokens of requests reaching an engine "
+                   "idle for 10 ms or more, against back-to-back ones); held, not fitted")
         else:
             how = f"from the shipped profile {base.name}: {base.step_time[name].source}"
         out[name] = Coefficient(value=float(f"{value:.6g}"), source=how, fitted=name in free)
@@ -340,20 +386,21 @@ def device_of(s: Setup, values: dict[str, float], files: str) -> Optional[Device
 
 
 def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_files: Sequence[str],
-                    device: Optional[DeviceStandIn], name: str, command: str) -> CalibrationProfile:
+                    device: Optional[DeviceStandIn], name: str, command: str,
+                    progress: Optional[Progress] = None) -> CalibrationProfile:
     """The whole bench fit: read, check, replay, fit, and return the profile (nothing is written here)."""
     from .bench import read_bench
 
     results = [read_bench(f) for f in fit_files]
     held = [read_bench(f) for f in held_out_files]
-    check_model(r, results + held)
+    model_match = check_model(r, results + held)
     fit_replays, held_replays = replays(r, results), replays(r, held)
     if len(fit_replays) < MIN_LOADS:
         raise ReaderError(f"too few bench results to fit: {len(fit_replays)} distinct load(s) given, at least "
                           f"{MIN_LOADS} needed (each load pins down different coefficients; give results at a few "
                           "concurrencies or rates, short and long prompts).", key="--bench")
-    s = setup(r, device)
-    search = fit(fit_replays, s)
+    s = setup(r, device, fitted=results)
+    search = fit(fit_replays, s, progress)
     if not search.converged:
         raise ReaderError(f"the fit did not converge in {search.iterations} iterations (the results disagree with "
                           "each other more than any set of coefficients explains); no profile was written. Check "
@@ -371,7 +418,9 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                                                  + " over every replayed result"),
                        free=[f.name for f in s.free], iterations=search.iterations, converged=search.converged,
                        loss=round(search.loss, 6), errors=errors, points=points,
-                       warnings=delivery_warnings(results + held) + coverage_warnings(results))
+                       warnings=(delivery_warnings(results + held) + coverage_warnings(results)
+                                 + front_end_warnings(results, _max_num_seqs(r))),
+                       model_match=model_match)
     sources = [source_file(res.path, "bench", res.describe()) for res in results]
     sources += [source_file(res.path, "bench", res.describe() + " (held out: predicted, not fitted)") for res in held]
     return CalibrationProfile(name=name, fitted_on=fitted_on(r, config), device=device_of(s, values, files),

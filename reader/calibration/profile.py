@@ -105,6 +105,8 @@ class FitReport(_Strict):
     warnings: list[str] = Field(default_factory=list)
     # terms the evidence could not tell apart, each with why (they keep the base profile's values)
     not_fitted: list[str] = Field(default_factory=list)
+    # which of the deployment's names (served name, model path) the bench results were measured against
+    model_match: Optional[str] = None
 
     def error_of(self, metric: str) -> Optional[MetricError]:
         return next((e for e in self.errors if e.metric == metric and not e.held_out), None)
@@ -293,10 +295,13 @@ def write_profile(profile: CalibrationProfile, path: str | Path) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, target)
+        tmp = None
     except OSError as err:
+        raise ReaderError(f"cannot write the calibration profile: {err.strerror or err}.", file=str(target)) from None
+    finally:
+        # also on Ctrl-C between the write and the rename: no temporary file is left beside the target
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise ReaderError(f"cannot write the calibration profile: {err.strerror or err}.", file=str(target)) from None
 
 
 def source_file(path: str | Path, kind: str, description: str = "") -> SourceFile:

@@ -1,24 +1,35 @@
-"""`vllm-reader calibrate` from the command line's values to a written profile (free of typer)."""
+"""`vllm-reader calibrate` from the command line's values to a written profile (free of typer and of rendering:
+commands/calibrate.py prints it)."""
 from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from ..errors import ReaderError
 from .profile import CalibrationProfile, DeviceStandIn, write_profile
 
+
+@dataclass
+class Fitted:
+    """A profile fitted and written: where, and what the fit had to say beside it."""
+
+    profile: CalibrationProfile
+    written_to: str
+    notes: list[str]
+
 DEFAULT_DEVICE_MEMORY_GIB = 64.0
 
 
-def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], steps: Optional[str],
-                      output: Optional[str], name: Optional[str], device_kind: str, device_memory_gib: Optional[float],
-                      fmt: str, vllm_version: Optional[str], gpu: Optional[str], model: Optional[str],
-                      set_values: Optional[list[str]], pick: Optional[int], usage_context: str,
-                      logs: Optional[list[str]] = None, published: Optional[str] = None) -> str:
-    """Fit, write the profile (atomically, only after the fit succeeded) and return what to print."""
-    if fmt not in ("text", "json"):
-        raise ReaderError(f"unknown format '{fmt}': expected text or json.", key="--format")
+def fit_profile(inputs: list[str], bench: list[str], hold_out: list[str], steps: Optional[str],
+                output: Optional[str], name: Optional[str], device_kind: str, device_memory_gib: Optional[float],
+                vllm_version: Optional[str], gpu: Optional[str], model: Optional[str],
+                set_values: Optional[list[str]], pick: Optional[int], usage_context: str,
+                logs: Optional[list[str]] = None, published: Optional[str] = None,
+                progress: Optional[Callable[[str, int, int], None]] = None) -> Fitted:
+    """Fit and write the profile (atomically, only after the fit succeeded). progress(stage, done, running) is
+    told how a bench fit goes."""
     if device_kind not in ("gpu", "cpu"):
         raise ReaderError(f"--device-kind must be gpu or cpu, not '{device_kind}'.", key="--device-kind")
     held = [f.strip() for item in hold_out for f in item.split(",") if f.strip()]
@@ -54,8 +65,7 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
         label = name or f"{_slug(resolved.require_gpu().id)}-{_slug(resolved.require_model().id)}"
         memory = _memory_terms(resolved, logs) if logs else None
         if files:
-            from .fit_bench import calibrate_bench
-            profile = calibrate_bench(resolved, str(config), files, held, device, label, command)
+            profile = _fit_bench(resolved, str(config), files, held, device, label, command, progress)
         else:
             profile = _step_times_not_fitted(resolved, str(config), label, command, memory.terms.fit)
         if memory is not None:
@@ -63,12 +73,14 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
             notes = memory.notes
     target = output or f"{profile.name}.calibration.yaml"
     write_profile(profile, target)
-    if fmt == "json":
-        import json
-        return json.dumps({"written": target, "profile": profile.model_dump(mode="json", exclude_none=True),
-                           "notes": notes}, indent=1)
-    from ..render.calibration_view import render_profile
-    return render_profile(profile, written_to=target, notes=notes)
+    return Fitted(profile=profile, written_to=target, notes=notes)
+
+
+def _fit_bench(resolved: Any, config: str, files: list[str], held: list[str], device: Optional[DeviceStandIn],
+               label: str, command: str, progress: Optional[Callable[[str, int, int], None]]) -> CalibrationProfile:
+    from .fit_bench import calibrate_bench
+
+    return calibrate_bench(resolved, config, files, held, device, label, command, progress=progress)
 
 
 def _slug(text: str) -> str:
@@ -121,7 +133,7 @@ def _command(config: str, files: list[str], held: list[str], logs: list[str], gp
              model: Optional[str]) -> str:
     return " ".join(["vllm-reader calibrate", shlex.quote(config), *(["--bench", *map(shlex.quote, files)] if files
                                                                      else []),
-                     *(["--hold-out", *map(shlex.quote, held)] if held else []),
+                     *(["--hold-out", shlex.quote(",".join(held))] if held else []),
                      *[part for log in logs for part in ("--log", shlex.quote(log))],
                      *(["--gpu", shlex.quote(gpu)] if gpu else []),
                      *(["--device-kind", device_kind] if device_kind != "gpu" else []),

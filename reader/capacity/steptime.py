@@ -127,6 +127,16 @@ class StepTimeModel:
         """Front-end time per request before the scheduler sees it (the simulator's client waits it)."""
         return self.cal.front_end_s
 
+    @property
+    def front_end_token_s(self) -> float:
+        """Front-end time per streamed token before the client reads it (the simulator's front-end queue)."""
+        return self.cal.front_end_token_s
+
+    @property
+    def idle_wake_s(self) -> float:
+        """An idle engine's wake-up before its next step (the simulator waits it)."""
+        return self.cal.idle_wake_s
+
     # ---------------------------------------------------------------- construction
     def _attn_setup(self, kv_cache_dtype: str) -> None:
         m, sh = self.model, self.shapes

@@ -59,8 +59,37 @@ def register(app: typer.Typer) -> None:
         usage_context: UsageOpt = "serve",
     ) -> None:
         """Fit the step-time model to bench results (or measured steps), the memory terms to start-up logs, and write a calibration profile."""
-        from ..calibration.run import calibrate_command
-
         typer.echo(calibrate_command(inputs or [], bench or [], hold_out or [], steps, output, name, device_kind,
                                      device_memory_gib, fmt, vllm_version, gpu, model, set_values, pick,
                                      usage_context, log or [], published))
+
+
+def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], steps: Optional[str],
+                      output: Optional[str], name: Optional[str], device_kind: str, device_memory_gib: Optional[float],
+                      fmt: str, vllm_version: Optional[str], gpu: Optional[str], model: Optional[str],
+                      set_values: Optional[list[str]], pick: Optional[int], usage_context: str,
+                      logs: Optional[list[str]] = None, published: Optional[str] = None) -> str:
+    """Fit and write the profile, with a progress line on stderr while a bench fit runs (on a terminal only: logs
+    and CI stay quiet); what to print."""
+    from ..calibration.run import fit_profile
+    from ..errors import ReaderError
+    from ..render.progress import ProgressLine
+
+    if fmt not in ("text", "json"):
+        raise ReaderError(f"unknown format '{fmt}': expected text or json.", key="--format")
+    line = ProgressLine("calibrate", stages=("speed", "fit"))
+    try:
+        fitted = fit_profile(inputs, bench, hold_out, steps, output, name, device_kind, device_memory_gib,
+                             vllm_version, gpu, model, set_values, pick, usage_context, logs, published,
+                             progress=line)
+    finally:
+        line.close()
+    if fmt == "json":
+        import json
+
+        return json.dumps({"written": fitted.written_to, "profile": fitted.profile.model_dump(mode="json",
+                                                                                              exclude_none=True),
+                           "notes": fitted.notes}, indent=1)
+    from ..render.calibration_view import render_profile
+
+    return render_profile(fitted.profile, written_to=fitted.written_to, notes=fitted.notes)

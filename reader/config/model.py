@@ -229,3 +229,10 @@ class Deployment(BaseModel):
     notes: list[Note] = Field(default_factory=list)
     placeholders: list[Placeholder] = Field(default_factory=list)
     log: Optional[LogReading] = None  # when the source is a vLLM log: what it measured and said
+
+    @property
+    def served_names(self) -> list[str]:
+        """--served-model-name, every name given (the first is the one vLLM reports; clients may use any)."""
+        given = self.flags.get("served_model_name")
+        value = given.value if given is not None else None
+        return [value] if isinstance(value, str) else [str(v) for v in value or [] if v]

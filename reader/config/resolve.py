@@ -156,8 +156,7 @@ def _resolve_model(d: Deployment, override: Optional[str]) -> Optional[ModelReso
     name = _flag_text(d, "hf_config_path") or d.model
     if not name:
         return None
-    served = d.flags["served_model_name"].value if "served_model_name" in d.flags else None
-    served_names = [served] if isinstance(served, str) else list(served or [])
+    served_names = d.served_names
     uri = d.model_uri if name == d.model else None
     if uri and not uri.lower().startswith("hf://"):  # s3://, pvc://, oci://...: the path part names the model
         return resolve_storage_path(name, revision=revision, served_names=served_names)

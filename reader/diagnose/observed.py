@@ -58,6 +58,14 @@ class ScaledStepTime:
         return self.model.front_end_s
 
     @property
+    def front_end_token_s(self) -> float:
+        return self.model.front_end_token_s
+
+    @property
+    def idle_wake_s(self) -> float:
+        return self.model.idle_wake_s
+
+    @property
     def response_latency_s(self) -> float:
         return self.model.response_latency_s
 

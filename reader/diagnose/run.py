@@ -202,11 +202,21 @@ def _assumptions(r: ResolvedDeployment, sc: Optional[Scenario] = None) -> list[s
            else "workload: not simulated (vLLM would refuse the config)",
            (f"scheduler CPU time {sc.host_times['overhead_s'] * 1000:.1f} ms per step"
             + (", hidden behind the GPU step by async scheduling" if r.value("async_scheduling") else "")
-            + (f"; front end {sc.host_times['front_end_s'] * 1000:.1f} ms per request"
-               if sc.host_times['front_end_s'] else "")) if sc is not None
+            + _front_end_note(sc.host_times)) if sc is not None
            else "scheduler CPU time: not simulated",
            _memory_assumption(r)]
     return out
+
+
+def _front_end_note(host: dict) -> str:
+    """The front end's costs where the calibration gives any, per API server."""
+    parts = [f"{host['front_end_s'] * 1000:.1f} ms per request"] if host["front_end_s"] else []
+    if host["front_end_token_s"]:
+        parts.append(f"{host['front_end_token_s'] * 1e6:.0f} us per streamed token")
+    if not parts:
+        return ""
+    servers = host["api_servers"]
+    return f"; front end {' and '.join(parts)}" + (f", shared by {servers} API servers" if servers > 1 else "")
 
 
 def _memory_assumption(r: ResolvedDeployment) -> str:

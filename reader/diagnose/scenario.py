@@ -53,9 +53,13 @@ class Scenario:
     @property
     def host_times(self) -> dict[str, float]:
         """The simulator's host-side times from the step-time model's calibration: per engine step outside
-        the model (overhead_s) and per request in the server's front end (front_end_s)."""
+        the model (overhead_s), per request and per streamed token in the server's front end (front_end_s,
+        front_end_token_s), shared by --api-server-count servers (api_servers), and an idle engine's wake-up."""
+        given = self.resolved.deployment.flags.get("api_server_count")
+        servers = given.value if given is not None and isinstance(given.value, int) and given.value >= 1 else 1
         return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s,
-                "response_latency_s": self.step_time.response_latency_s}
+                "front_end_token_s": self.step_time.front_end_token_s, "api_servers": servers,
+                "response_latency_s": self.step_time.response_latency_s, "idle_wake_s": self.step_time.idle_wake_s}
 
 
 def slos_from(r: ResolvedDeployment) -> dict[str, float]:

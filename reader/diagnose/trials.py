@@ -105,10 +105,12 @@ def prepare(base: Scenario, changes: "dict[str, Any] | Change", rule_errors: Rul
 
 
 def same_simulation(a: Scenario, b: Scenario) -> bool:
-    """Whether simulating b must give a's result: the same scheduler settings and step-time model.
+    """Whether simulating b must give a's result: the same scheduler settings, step-time model and host times.
     max_model_len only matters to requests longer than it (stopped or refused), so two values that
     both hold the workload's longest request count as equal."""
     if a.settings is None or b.settings is None or a.step_time.key != b.step_time.key:
+        return False
+    if a.host_times != b.host_times:  # e.g. --api-server-count: the front end's share of the work
         return False
     longest = a.workload.longest_request + 1 + _lookahead(a)
     sa, sb = a.settings.model_dump(), b.settings.model_dump()

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+import numpy as np
 from pydantic import BaseModel
 
+from ..batch import StepBatch
 from .metrics import Metrics
 from .scenario import Scenario
 from .trials import RuleErrors, Status, try_changes
@@ -39,7 +41,7 @@ def candidates(base: Scenario, verdict: Verdict) -> list[Candidate]:
     found: list[Candidate] = []
     for limit in limits:
         found += _FOR_LIMIT.get(limit, _for_gpu)(base)
-    return _unique(base, found)
+    return _unique(base, found + _for_front_end(base))
 
 
 def _for_kv(base: Scenario) -> list[Candidate]:
@@ -150,6 +152,27 @@ def _for_gpu(base: Scenario) -> list[Candidate]:
         out.append(Candidate(changes={"max_num_batched_tokens": budget * 2},
                              reason="bigger steps amortise weight reads over more tokens", addresses="gpu"))
     return out
+
+
+def _for_front_end(base: Scenario) -> list[Candidate]:
+    """More API servers (--api-server-count) where the front end sets the pace: its time for the tokens of a
+    full batch (the calibration's cost per streamed token, shared by the servers) is longer than the engine's
+    step for that batch with its host time, so the server streams no faster than its front end
+    (sim/engine.FrontEnd)."""
+    host = base.host_times
+    seqs, servers = base.resolved.value("max_num_seqs"), host["api_servers"]
+    if not host["front_end_token_s"] or not seqs or base.settings is None:
+        return []
+    context = int((base.workload.prompt_len + base.workload.output_len // 2).mean())
+    step = host["overhead_s"] + float(base.step_time(StepBatch(np.ones(seqs, dtype=np.int64),
+                                                               np.full(seqs, context, dtype=np.int64), seqs)))
+    tokens_s = seqs * host["front_end_token_s"]
+    if tokens_s / servers <= step:
+        return []
+    enough = min(max(2 * servers, math.ceil(tokens_s / step)), 4 * servers)
+    why = (f"the front end needs {tokens_s / servers * 1000:.1f} ms for a full batch's tokens against the engine's "
+           f"{step * 1000:.1f} ms step, so it sets the pace; {enough} API servers share that work")
+    return [Candidate(changes={"api_server_count": enough}, reason=why, addresses="front_end")]
 
 
 def _fp8_kv_possible(r: Any) -> bool:

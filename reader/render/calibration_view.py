@@ -47,6 +47,7 @@ def render_profile(profile: CalibrationProfile, written_to: str | None = None, n
              f"TP {on.tensor_parallel_size} x PP {on.pipeline_parallel_size}, {on.dtype}",
              f"fitted on {sum(1 for s in profile.sources if 'held out' not in s.description)} file(s) "
              f"({fit.evidence}), {fit.iterations} iterations, {'converged' if fit.converged else 'NOT converged'}",
+             *([fit.model_match[0].upper() + fit.model_match[1:]] if fit.model_match else []),
              "", "fitted coefficients:" if fit.evidence != "log" else
              "step-time coefficients: not fitted (no bench results), the shipped profile's"]
     for name in fit.free:

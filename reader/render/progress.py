@@ -18,10 +18,12 @@ class ProgressLine:
     this round), it draws plan's bar, which fills by stage (the search does not know in advance how many rounds a
     stage takes). show: None for the default (a terminal outside CI), True or False to force it."""
 
-    STAGES = ("search", "target", "capacity")
+    STAGES = ("search", "target", "capacity")  # plan's
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr, show: Optional[bool] = None) -> None:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, show: Optional[bool] = None,
+                 stages: tuple[str, ...] = STAGES) -> None:
         self.label = label
+        self.stages = stages
         self.stream = stream
         self.enabled = shown_by_default(stream) if show is None else show
         self.in_place = stream.isatty()
@@ -44,8 +46,8 @@ class ProgressLine:
         self.stream.flush()
 
     def __call__(self, stage: str, done: int, running: int) -> None:
-        index = self.STAGES.index(stage) if stage in self.STAGES else 0
-        filled = int(20 * (index + (0.5 if running else 1.0)) / len(self.STAGES))
+        index = self.stages.index(stage) if stage in self.stages else 0
+        filled = int(20 * (index + (0.5 if running else 1.0)) / len(self.stages))
         bar = "#" * filled + "-" * (20 - filled)
         self.say(f"[{bar}] {stage:<8} {done:4d} simulated" + (f", {running} running" if running else "")
                  + f"  {self.elapsed_s:5.0f} s")

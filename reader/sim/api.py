@@ -16,7 +16,7 @@ import os
 from typing import Any, Iterable
 
 from ..errors import ReaderError
-from .engine import DEFAULT_SCHEDULER_OVERHEAD_S, MODES, ProgressFn, StepTimeFn, run_mode
+from .engine import DEFAULT_SCHEDULER_OVERHEAD_S, MODES, FrontEnd, ProgressFn, StepTimeFn, run_mode
 from .far_miss import FarMiss
 from .metrics import GOODPUT_KEYS, summarize
 from .result import SimResult
@@ -56,13 +56,17 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              progress: ProgressFn | None = None, *, overhead_s: float | None = None,
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
              leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0,
-             response_latency_s: float = 0.0, stop_beyond_ms: dict[str, float] | None = None) -> SimResult:
+             front_end_token_s: float = 0.0, api_servers: int = 1, response_latency_s: float = 0.0,
+             idle_wake_s: float = 0.0, stop_beyond_ms: dict[str, float] | None = None) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
     same seed gives the same result. overhead_s: CPU time per engine step outside the model
     (default DEFAULT_SCHEDULER_OVERHEAD_S). front_end_s: time the server's front end spends on each
-    request, one at a time, before the scheduler sees it (latencies still count from the send).
+    request, one at a time, before the scheduler sees it (latencies still count from the send);
+    front_end_token_s: its time per streamed token, in the same queue, before the client reads the token;
+    api_servers: how many API servers share that work (--api-server-count; engine.FrontEnd).
+    idle_wake_s: the time an engine idle for engine.IDLE_WAKE_AFTER_S or more takes to start on a new request.
     response_latency_s: time from the engine emitting a token to the client reading it; every token reaches
     the client that much later (TTFT and end-to-end latency grow by it, TPOT and ITL do not). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
     progress(done, total) is called as requests finish. fast_path=False walks the running batch one
@@ -84,13 +88,19 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
     overhead = DEFAULT_SCHEDULER_OVERHEAD_S if overhead_s is None else float(overhead_s)
     if overhead < 0:
         raise ReaderError("the scheduler overhead must be >= 0 seconds.", key="overhead_s")
-    if front_end_s < 0:
-        raise ReaderError("the front-end time per request must be >= 0 seconds.", key="front_end_s")
+    if front_end_s < 0 or front_end_token_s < 0:
+        raise ReaderError("the front end's times per request and per streamed token must be >= 0 seconds.",
+                          key="front_end_s" if front_end_s < 0 else "front_end_token_s")
+    if idle_wake_s < 0:
+        raise ReaderError("an idle engine's wake-up time must be >= 0 seconds.", key="idle_wake_s")
+    if api_servers < 1:
+        raise ReaderError(f"the API server count must be at least 1, not {api_servers}.", key="api_server_count")
     if response_latency_s < 0:
         raise ReaderError("the response latency must be >= 0 seconds.", key="response_latency_s")
     far_miss = FarMiss(stop_beyond_ms, wl.num_requests, wl.output_len) if stop_beyond_ms else None
     run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
-                   progress=progress, front_end_s=front_end_s, far_miss=far_miss)
+                   progress=progress, front_end=FrontEnd(front_end_s, front_end_token_s, api_servers),
+                   idle_wake_s=idle_wake_s, far_miss=far_miss)
     run.delay_responses(response_latency_s)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 

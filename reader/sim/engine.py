@@ -54,6 +54,9 @@ FAR_MISS_EVERY = 8  # loop turns between looks for a P99 already certainly misse
 
 MODES = ("naive", "static", "continuous", "chunked")
 StepTimeFn = Callable[[StepBatch], float]
+# An engine idle this long has gone to sleep (issue 12 on the CPU build of vLLM 0.32.0: requests reaching an engine
+# idle for 10 ms or more took ~3.5 ms longer to their first token; README, "What the model still misses on F").
+IDLE_WAKE_AFTER_S = 0.010
 ProgressFn = Callable[[int, int], None]
 
 
@@ -176,19 +179,54 @@ def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload) -> EngineRun:
                      budget=cfg.max_num_scheduled_tokens)
 
 
+class FrontEnd:
+    """The server's front end (API server: HTTP, tokenization, detokenization, the stream).
+
+    Requests: one at a time, request_s each, before the scheduler sees them. Streamed tokens: token_s
+    apiece, for one step's tokens while the engine runs the next; when a step's tokens take the front end
+    longer than the next step and its host time take the engine, the front end sets the pace (paced): a saturated server
+    streams no faster than its front end, wherever the engine could go (on a CPU host they share the cores).
+    With `servers` API servers (--api-server-count) the work is shared out, each cost divided by their
+    number."""
+
+    def __init__(self, request_s: float = 0.0, token_s: float = 0.0, servers: int = 1) -> None:
+        self.request_s = request_s / servers
+        self.token_s = token_s / servers
+        self.free = 0.0  # when the front end has taken in the last request sent
+
+    def receive(self, sent: float) -> float:
+        """When a request sent at `sent` reaches the scheduler (its turn, then its cost)."""
+        return max(sent, self.free) + self.request_s
+
+    def paced(self, step_time: StepTimeFn, overhead_s: float) -> StepTimeFn:
+        """The step times as the client sees them: a step and the host time before it (overhead_s) last no
+        shorter than the front end's time for the step's tokens."""
+        return step_time if not self.token_s else _Paced(step_time, self.token_s, overhead_s)
+
+
+class _Paced:
+    def __init__(self, step_time: StepTimeFn, token_s: float, overhead_s: float) -> None:
+        self.step_time, self.token_s, self.overhead_s = step_time, token_s, overhead_s
+        self.deterministic = getattr(step_time, "deterministic", True)
+        inner = getattr(step_time, "decode_time", None)
+        self.decode_time = (None if inner is None else
+                            lambda n, past, sampled: max(inner(n, past, sampled), sampled * token_s - overhead_s))
+
+    def __call__(self, batch: StepBatch) -> float:
+        return max(float(self.step_time(batch)), batch.sampled * self.token_s - self.overhead_s)
+
+
 class _Client:
     """Sends requests: at their arrival time, and only while fewer than max_concurrency are in flight.
 
-    front_end_s: the server's front end (HTTP, tokenization, input processing) handles one request at a
-    time for this long before the scheduler sees it, so a request reaches the engine at
-    max(its send time, the previous one's) + front_end_s; its latencies still count from its send."""
+    A request reaches the scheduler when the front end (FrontEnd) has taken it in; its latencies still count
+    from its send."""
 
-    def __init__(self, wl: Workload, front_end_s: float = 0.0) -> None:
+    def __init__(self, wl: Workload, front_end: FrontEnd | None = None) -> None:
         self.arrival = wl.arrival
         self.n = wl.num_requests
         self.next = 0
-        self.front_end_s = front_end_s
-        self.front_end_free = 0.0
+        self.front_end = front_end or FrontEnd()
         self.slots: list[float] | None = None
         if wl.max_concurrency is not None:
             self.slots = [0.0] * min(wl.max_concurrency, self.n)
@@ -207,9 +245,7 @@ class _Client:
     def next_send_time(self) -> float | None:
         """When the next request reaches the scheduler (its send time without a front-end delay)."""
         sent = self._next_send()
-        if sent is None or not self.front_end_s:
-            return sent
-        return max(sent, self.front_end_free) + self.front_end_s
+        return None if sent is None else self.front_end.receive(sent)
 
     def send_until(self, t: float) -> list[tuple[int, float]]:
         """The requests that reach the scheduler by t, with their send times."""
@@ -221,7 +257,7 @@ class _Client:
                 return out
             if self.slots is not None:
                 heapq.heappop(self.slots)
-            self.front_end_free = when
+            self.front_end.free = when
             out.append((self.next, sent))
             self.next += 1
 
@@ -260,9 +296,12 @@ def _acceptance(rng: np.random.Generator, drafts: np.ndarray, rate: float) -> np
 
 def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: str = "chunked",
            overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-           leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0,
-           far_miss: FarMiss | None = None) -> EngineRun:
+           leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None,
+           idle_wake_s: float = 0.0, far_miss: FarMiss | None = None) -> EngineRun:
     """Continuous batching with vLLM's V1 scheduler (modes chunked, continuous, naive).
+
+    idle_wake_s: an engine left without requests for IDLE_WAKE_AFTER_S or more takes this long to start its
+    next step once one arrives (the engine core's busy loop has gone to sleep on its input queue).
 
     leaps: run stretches of pure-decode steps at once (leap.py; same results). fast_path=False
     (the one-request-at-a-time reference walk) turns them off too. far_miss: end the run (run.stopped
@@ -272,7 +311,8 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     reqs = run.reqs
     content = SharedPrefixContent(wl.prefix_group, wl.prefix_len, cfg.block_size) if cfg.enable_prefix_caching else None
     sched = Scheduler.build(cfg, reqs, content, fast_path=fast_path)
-    client = _Client(wl, front_end_s)
+    client = _Client(wl, front_end)
+    step_time = client.front_end.paced(step_time, overhead_s)
     rng = np.random.default_rng(seed)
     async_mode = cfg.async_scheduling
     mml = cfg.max_model_len
@@ -297,7 +337,8 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
             when = client.next_send_time()
             if when is None:
                 break
-            t = max(t, when)
+            idle_from = t if prev_end is None else prev_end
+            t = max(t, when) + (idle_wake_s if when - idle_from >= IDLE_WAKE_AFTER_S else 0.0)
             prev_end = None
             continue
         if leaper is not None:
@@ -422,7 +463,7 @@ def _append_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 # ---- static batching ------------------------------------------------------------------------------
 def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
                overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, progress: ProgressFn | None = None,
-               front_end_s: float = 0.0) -> EngineRun:
+               front_end: FrontEnd | None = None) -> EngineRun:
     """Static batching. When the engine is free it takes up to max_num_seqs waiting requests (FCFS)
     whose padded footprint, batch size x blocks(longest prompt + longest output), fits the KV cache.
     One step prefills every member padded to the longest prompt; then longest-output - 1 decode steps
@@ -431,7 +472,8 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
     n = wl.num_requests
     run = _new_run("static", cfg, wl)
     reqs = run.reqs
-    client = _Client(wl, front_end_s)
+    client = _Client(wl, front_end)
+    step_time = client.front_end.paced(step_time, overhead_s)
     bs = cfg.block_size
     usable = cfg.usable_blocks
     mml = cfg.max_model_len
@@ -515,10 +557,10 @@ def _static_step(run: EngineRun, start: float, end: float, tokens: int, seqs: in
 
 def run_mode(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, mode: str, *,
              overhead_s: float = DEFAULT_SCHEDULER_OVERHEAD_S, seed: int = 0, fast_path: bool = True,
-             leaps: bool = True, progress: ProgressFn | None = None, front_end_s: float = 0.0,
-             far_miss: FarMiss | None = None) -> EngineRun:
+             leaps: bool = True, progress: ProgressFn | None = None, front_end: FrontEnd | None = None,
+             idle_wake_s: float = 0.0, far_miss: FarMiss | None = None) -> EngineRun:
     mode_cfg = settings_for_mode(cfg, mode)
     if mode == "static":
-        return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress, front_end_s=front_end_s)
+        return run_static(mode_cfg, wl, step_time, overhead_s=overhead_s, progress=progress, front_end=front_end)
     return run_v1(mode_cfg, wl, step_time, mode=mode, overhead_s=overhead_s, seed=seed, fast_path=fast_path,
-                  leaps=leaps, progress=progress, front_end_s=front_end_s, far_miss=far_miss)
+                  leaps=leaps, progress=progress, front_end=front_end, idle_wake_s=idle_wake_s, far_miss=far_miss)

@@ -75,7 +75,7 @@ def test_calibrate_needs_the_device_and_the_results(tmp_path):
 
 
 def test_a_fit_that_does_not_converge_writes_nothing(results, tmp_path, monkeypatch):
-    from reader.calibration.run import calibrate_command
+    from reader.commands.calibrate import calibrate_command
 
     monkeypatch.setattr(fit_bench, "MAX_ITERATIONS", 2)
     target = tmp_path / "p.yaml"

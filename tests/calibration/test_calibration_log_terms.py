@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reader.calibration.profile import load_profile
-from reader.calibration.run import calibrate_command
+from reader.commands.calibrate import calibrate_command
 from reader.errors import ReaderError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -76,3 +76,18 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path):
     with pytest.raises(ReaderError):
         write_profile(shipped(), target / "p.yaml")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir-as-file"]
+
+
+def test_ctrl_c_while_writing_leaves_the_old_profile_and_no_temporary_file(tmp_path, monkeypatch):
+    import os
+
+    target = tmp_path / "p.yaml"
+    target.write_text("the profile from before")
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_profile(shipped(), target)
+    assert [p.name for p in tmp_path.iterdir()] == ["p.yaml"] and target.read_text() == "the profile from before"

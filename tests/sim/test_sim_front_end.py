@@ -1,5 +1,7 @@
-"""The server's front end (front_end_s): each request waits its turn in the front end before the scheduler sees
-it, while its latencies still count from when the client sent it."""
+"""The server's front end: each request waits its turn in the front end before the scheduler sees it
+(front_end_s), while its latencies still count from when the client sent it; each streamed token costs it
+front_end_token_s, so a server kept full streams no faster than its front end (issue 25); more API servers
+(--api-server-count) share both out."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,9 +17,9 @@ def step_time(batch):
     return 0.003 + 2e-5 * batch.num_tokens
 
 
-def run(workload: dict, front_end_s: float, leaps: bool = True):
+def run(workload: dict, front_end_s: float, leaps: bool = True, token_s: float = 0.0, servers: int = 1):
     return simulate(SETTINGS, make_workload(workload), step_time, front_end_s=front_end_s, keep_requests=True,
-                    leaps=leaps, overhead_s=0.0)
+                    leaps=leaps, overhead_s=0.0, front_end_token_s=token_s, api_servers=servers)
 
 
 def test_a_lone_request_waits_the_front_end_once():
@@ -46,8 +48,38 @@ def test_leaps_and_single_steps_agree_with_a_front_end(workload):
     assert a.model_dump() == b.model_dump()
 
 
-def test_a_negative_front_end_time_is_bad_input():
+FULL = {"num_requests": 64, "arrival": {"process": "burst", "concurrency": 16}, "prompt_len": 64, "output_len": 200}
+
+
+def test_a_full_server_streams_no_faster_than_its_front_end():
+    """16 decodes take the engine 3.3 ms a step; at 0.5 ms a token the front end needs 8 ms for their tokens."""
+    engine_bound, front_end_bound = run(FULL, 0.0), run(FULL, 0.0, token_s=0.0005)
+    assert engine_bound.tpot_ms.median == pytest.approx(3.3, rel=0.02)
+    assert front_end_bound.tpot_ms.median == pytest.approx(8.0, rel=0.02)
+    assert front_end_bound.output_throughput == pytest.approx(2000.0, rel=0.05)  # one token per 0.5 ms
+
+
+def test_below_its_pace_the_front_end_costs_a_stream_nothing():
+    lone = {"num_requests": 1, "prompt_len": 100, "output_len": 50}
+    assert run(lone, 0.0, token_s=0.0005).model_dump() == run(lone, 0.0).model_dump()
+
+
+def test_api_servers_share_the_front_ends_work():
+    one, four = run(FULL, 0.0, token_s=0.0005), run(FULL, 0.0, token_s=0.0005, servers=4)
+    assert four.tpot_ms.median == pytest.approx(3.3, rel=0.02)  # 2 ms of tokens a step: the engine sets the pace
+    assert one.tpot_ms.median > 7.0
+    burst = {"num_requests": 10, "prompt_len": 50, "output_len": 5}
+    assert max(run(burst, 0.01, servers=2).requests.first_scheduled_s) < 0.06  # each request 5 ms, not 10
+
+
+def test_leaps_and_single_steps_agree_with_a_cost_per_streamed_token():
+    a, b = run(FULL, 0.004, token_s=0.0003, leaps=True), run(FULL, 0.004, token_s=0.0003, leaps=False)
+    assert a.model_dump() == b.model_dump()
+
+
+@pytest.mark.parametrize("kwargs", [{"front_end_s": -1.0}, {"token_s": -1e-4}, {"servers": 0}])
+def test_negative_front_end_times_and_no_api_server_are_bad_input(kwargs):
     from reader.errors import ReaderError
 
     with pytest.raises(ReaderError):
-        run({"num_requests": 1, "prompt_len": 10, "output_len": 2}, -1.0)
+        run({"num_requests": 1, "prompt_len": 10, "output_len": 2}, **{"front_end_s": 0.0, **kwargs})
