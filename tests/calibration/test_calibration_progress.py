@@ -28,10 +28,11 @@ def fit_two_loads(tmp_path, line, monkeypatch):
 
 
 def test_on_a_terminal_the_line_names_each_stage_and_is_cleared_at_the_end(tmp_path, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)  # a terminal outside CI
     terminal = Terminal()
     fit_two_loads(tmp_path, ProgressLine("calibrate", terminal, stages=("speed", "fit")), monkeypatch)
     drawn = terminal.getvalue()
-    assert "calibrate [" in drawn and " speed " in drawn and " fit " in drawn
+    assert "calibrate: [" in drawn and " speed " in drawn and " fit " in drawn
     assert drawn.index(" speed ") < drawn.index(" fit ") and "simulated" in drawn
     assert drawn.endswith("\r") and drawn.rsplit("\r", 2)[-2].strip() == ""  # the last write blanks the line
 
