@@ -48,8 +48,9 @@ def register(app: typer.Typer) -> None:
                                                  "catalog does not know: a GPU or a CPU (no CUDA graphs; launch "
                                                  "and compute share its cores).")] = "gpu",
         device_memory_gib: Annotated[Optional[float], typer.Option("--device-memory-gib", min=0.001, help=(
-            "For a device the catalog does not know: its memory, GiB (default: the config's KV-cache size "
-            "plus the weights, as a floor)."))] = None,
+            "For a device the catalog does not know: its memory, GiB (default 64, assumed and said so in the "
+            "profile; a CPU server's KV cache is sized by VLLM_CPU_KVCACHE_SPACE in the launch's environment "
+            "where it sets one, not by this)."))] = None,
         fmt: Annotated[str, typer.Option("--format", "-f", metavar="text|json")] = "text",
         vllm_version: VersionOpt = None,
         gpu: GpuOpt = None,
