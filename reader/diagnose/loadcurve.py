@@ -2,9 +2,9 @@
 
 Load is what the workload's arrivals say it is: requests per second for open-loop arrivals (Poisson, gamma, a
 trace scaled in time; a batch is read as a rate), concurrent clients for a closed loop. The search brackets
-the highest load that fits (doubling or quartering from the workload's own load) and bisects the bracket; a
-last round places the loads where each scheduler default starts to bind. Every point is one trial of the one
-trial runner, so the points of a round run in its parallel workers.
+the highest load that fits (from the workload's own load: up 2x and 4x, or down by the lightest load's margin
+to the SLOs) and bisects the bracket once; a last round places the load where the first default starts to
+bind. Every point is one trial of the one trial runner, so the points of a round run in its parallel workers.
 
 A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas).
 Without SLOs, a load fits up to the knee: while its P99 time to first token (where waiting for admission
@@ -34,14 +34,14 @@ from .slo_fit import fits, margin, overload
 from .trials import RuleErrors, Trial, try_changes
 
 SCHEDULER_LIMITS = ("kv_memory", "admission", "budget_small", "budget_large")
-# Requests per load point: enough for stable P99s, and a point costs a fraction of the diagnosis's own run (the
-# curve's budget is one more diagnosis, issue 24); at least three batches of max_num_seqs, or a run that admits
-# nearly every request at once would end before a growing queue could show.
-POINT_REQUESTS = 400
-POINT_BATCHES = 3
+# Requests per load point (at most; fewer when the workload has fewer): a P99 over 250 requests is the third
+# slowest, and a point costs a quarter of a 1,000-request diagnosis run (the curve's budget is about one more
+# diagnosis, issue 24). A run this short may end before a growing queue shows; an SLO, or the knee's latency
+# growth, still tells that the load does not fit.
+POINT_REQUESTS = 250
 WIDEN = 4.0  # how far a bracket that has not yet found a fit (or a miss) moves per round
-BISECT_ROUNDS = 2  # each places two loads inside the bracket, cutting it to a ninth
-TRANSITION_ROUNDS = 3  # each narrows the gap below every default's first binding load to its square root
+BISECT_ROUNDS = 1  # places two loads inside the bracket, cutting it to a third
+TRANSITION_ROUNDS = 1  # narrows the gap below the first binding load to its square root
 GAP = 1.3  # a limit's first binding load is refined when the point below it is further than this factor
 
 
@@ -100,7 +100,9 @@ def load_curve(base: Scenario, rule_errors: RuleErrors, ridge: Optional[float], 
     start = float(traffic.total)
     if own is not None:  # the diagnosis already simulated the workload's own load
         search.points[search.load_of(start)] = search.point(search.load_of(start), own)
-    search.run([start / 2, start])
+        search.judge()
+    else:
+        search.run([start])
     for _ in range(3):
         ok, miss = search.split()
         if ok is None:
@@ -149,7 +151,7 @@ class _Search:
                              self.workers)
         for load, trial in zip(wanted, trials):
             self.points[load] = self.point(load, trial)
-        self._judge()
+        self.judge()
 
     def load_of(self, x: float) -> float:
         return float(max(1, round(x))) if self.kind == "clients" else float(f"{x:.3g}")
@@ -157,9 +159,7 @@ class _Search:
     def _share(self, load: float) -> Share:
         share = self.traffic.share(1, load)
         if isinstance(share, WorkloadSpec) and not share.trace:
-            seqs = self.base.settings.max_num_seqs if self.base.settings is not None else 0
-            wanted = max(POINT_REQUESTS, POINT_BATCHES * (seqs or 0))
-            share = share.model_copy(update={"num_requests": min(share.num_requests, wanted)})
+            share = share.model_copy(update={"num_requests": min(share.num_requests, POINT_REQUESTS)})
         return share
 
     def point(self, load: float, trial: Trial) -> LoadPoint:
@@ -176,7 +176,7 @@ class _Search:
             point.overload = overload(load, trial.metrics, ev)
         return point
 
-    def _judge(self) -> None:
+    def judge(self) -> None:
         """Whether each point fits; without SLOs, against the lightest point simulated so far (the knee)."""
         done = self.sorted()
         lightest = next((p for p in done if p.metrics is not None and p.metrics.completed), None)
@@ -216,16 +216,14 @@ class _Search:
         return ok, None
 
     def transitions(self) -> list[float]:
-        """Loads between each default's first binding point and the point below it, where they are far apart;
-        and one beyond the heaviest load when fewer than two defaults bound, to see which binds next."""
+        """A load between the first point where a default binds and the point below it, where they are far apart;
+        and one beyond the heaviest load when no default bound yet and none was overloaded, to see which binds."""
         done = self.sorted()
         out = []
-        for limit in SCHEDULER_LIMITS:
-            first = next((i for i, p in enumerate(done) if limit in p.binding), None)
-            if first and done[first].load / done[first - 1].load > GAP:
-                out.append(math.sqrt(done[first].load * done[first - 1].load))
-        bound = {limit for p in done for limit in p.binding}
-        if len(bound) < 2 and not any(p.overload for p in done):
+        first = next((i for i, p in enumerate(done) if p.binding), None)
+        if first and done[first].load / done[first - 1].load > GAP:
+            out.append(math.sqrt(done[first].load * done[first - 1].load))
+        if not any(p.binding for p in done) and not any(p.overload for p in done):
             out.append(self.highest() * 2)
         return out
 
