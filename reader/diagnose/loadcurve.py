@@ -9,9 +9,9 @@ bind. Every point is one trial of the one trial runner, so the points of a round
 A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas).
 Without SLOs, a load fits up to the knee: while its P99 time to first token (where waiting for admission
 shows) and its P99 end-to-end latency (where a crowded batch's slower decoding shows) have each grown, since
-the lightest load simulated, by no more than its output throughput has (all as ratios). Past the knee
-each extra request buys more waiting than serving. The search moves down until the lightest load is not the
-knee itself, so the knee is found between two simulated loads.
+the lightest load simulated (a quarter of the workload's own, simulated first), by no more than its output
+throughput has (all as ratios; a lighter one still when that quarter is past the knee itself). Past the knee
+each extra request buys more waiting than serving.
 
 A default binds at a load when its signal in the verdict's scoring (evidence/verdict.py) is above noise:
 preemptions and admission waiting for KV blocks (PagedAttention), max_num_seqs full while blocks are free
@@ -42,6 +42,7 @@ POINT_REQUESTS = 250
 WIDEN = 4.0  # how far a bracket that has not yet found a fit (or a miss) moves per round
 BISECT_ROUNDS = 1  # places two loads inside the bracket, cutting it to a third
 TRANSITION_ROUNDS = 1  # narrows the gap below the first binding load to its square root
+KNEE_REFERENCE = 4.0  # without SLOs, the knee is measured from a quarter of the workload's own load
 GAP = 1.3  # a limit's first binding load is refined when the point below it is further than this factor
 
 
@@ -98,11 +99,12 @@ def load_curve(base: Scenario, rule_errors: RuleErrors, ridge: Optional[float], 
     traffic, kind = _traffic(base)
     search = _Search(base, traffic, kind, rule_errors, ridge, workers)
     start = float(traffic.total)
+    first = [] if base.slos_ms else [start / KNEE_REFERENCE]  # the knee's yardstick: a light load, once
     if own is not None:  # the diagnosis already simulated the workload's own load
         search.points[search.load_of(start)] = search.point(search.load_of(start), own)
-        search.judge()
     else:
-        search.run([start])
+        first.append(start)
+    search.run(first)
     for _ in range(3):
         ok, miss = search.split()
         if ok is None:
@@ -111,7 +113,7 @@ def load_curve(base: Scenario, rule_errors: RuleErrors, ridge: Optional[float], 
         elif miss is None:
             search.run([search.highest() * math.sqrt(WIDEN), search.highest() * WIDEN])
         elif ok == search.lowest() and not base.slos_ms:
-            search.run([search.lowest() / 2])  # the knee needs a lighter reference than itself
+            search.run([search.lowest() / KNEE_REFERENCE])  # the yardstick was past the knee already: lighter
         else:
             break
     for _ in range(BISECT_ROUNDS):
@@ -146,6 +148,7 @@ class _Search:
     def run(self, loads: list[float]) -> None:
         wanted = sorted({self.load_of(x) for x in loads if x > 0} - set(self.points))
         if not wanted:
+            self.judge()
             return
         trials = try_changes(self.base, [Change(workload=self._share(x)) for x in wanted], self.rule_errors,
                              self.workers)
