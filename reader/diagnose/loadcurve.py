@@ -6,7 +6,8 @@ the highest load that fits (from the workload's own load: up 2x and 4x, or down 
 to the SLOs) and bisects the bracket once; a last round places the load where the first default starts to
 bind. Every point is one trial of the one trial runner, so the points of a round run in its parallel workers.
 
-A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas).
+A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas); a rate
+never fits above a tenth more than the most requests per second any load simulated completed.
 Without SLOs, a load fits up to the knee: while its P99 time to first token (where waiting for admission
 shows) and its P99 end-to-end latency (where a crowded batch's slower decoding shows) have each grown, since
 the lightest load simulated (a quarter of the workload's own, simulated first), by no more than its output
@@ -30,7 +31,7 @@ from ..sim.traffic import Share, Traffic
 from ..sim.workload import WorkloadSpec
 from .metrics import Metrics
 from .scenario import Change, Scenario
-from .slo_fit import fits, margin, overload
+from .slo_fit import OVERLOADED, fits, margin, overload
 from .trials import RuleErrors, Trial, try_changes
 
 SCHEDULER_LIMITS = ("kv_memory", "admission", "budget_small", "budget_large")
@@ -183,6 +184,8 @@ class _Search:
         """Whether each point fits; without SLOs, against the lightest point simulated so far (the knee)."""
         done = self.sorted()
         lightest = next((p for p in done if p.metrics is not None and p.metrics.completed), None)
+        # A short run may end before its queue shows: no rate fits above what any load simulated completed.
+        ceiling = OVERLOADED * max((p.metrics.request_throughput for p in done if p.metrics is not None), default=0.0)
         for p in done:
             if p.metrics is None:
                 p.fits = False
@@ -192,6 +195,8 @@ class _Search:
             p.fits = fits(p.metrics, p.margin, p.overload)
             if not slos and p.fits and lightest is not None:
                 p.fits = _before_knee(p.metrics, lightest.metrics)
+            if self.kind == "rate" and p.load > ceiling:
+                p.fits = False
 
     def sorted(self) -> list[LoadPoint]:
         return [self.points[x] for x in sorted(self.points)]

@@ -16,6 +16,7 @@ from reader.diagnose.checks import rule_errors
 from reader.diagnose.loadcurve import SCHEDULER_LIMITS, load_curve
 from reader.diagnose.run import compute_ridge, diagnose
 from reader.diagnose.scenario import build_scenario, slos_from
+from reader.diagnose.slo_fit import OVERLOADED
 from reader.diagnose.whatif import relieves
 from reader.render.report import render_diagnosis
 
@@ -86,6 +87,14 @@ def test_the_capacity_fits_and_the_next_load_simulated_does_not():
     miss = next(p for p in curve.points if p.load == curve.first_miss)
     assert at_capacity.fits and not miss.fits and curve.capacity < curve.first_miss
     assert all(p.fits for p in curve.points if p.load <= curve.capacity)
+
+
+def test_no_rate_beyond_what_the_replica_completes_fits():
+    # issue 24's compose case: short runs at 3.75 req/s admitted every request at once (max_num_seqs 256) and
+    # never showed a queue, while the replica completes at most 2.93 req/s
+    curve = diagnosed(COMPOSE, gpu="A10G").load_curve
+    assert curve.capacity <= OVERLOADED * curve.saturation_request_rate
+    assert not any(p.fits for p in curve.points if p.load > OVERLOADED * curve.saturation_request_rate)
 
 
 def test_the_defaults_are_listed_in_the_order_they_bind():
