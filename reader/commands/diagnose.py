@@ -30,9 +30,13 @@ def register(app: typer.Typer) -> None:
         modes: Annotated[Optional[str], typer.Option("--modes", help="Also simulate these modes side by side: "
                                                      "all, or a comma list of naive,static,continuous,chunked.")] = None,
         whatifs: Annotated[bool, typer.Option("--whatifs/--no-whatifs", help="Re-simulate candidate changes.")] = True,
+        load_curve: Annotated[bool, typer.Option("--load-curve/--no-load-curve", help="Simulate the workload's shape "
+                                                 "at rising load: the capacity within the SLOs and the order in "
+                                                 "which the defaults bind.")] = True,
         plot: Annotated[Optional[str], typer.Option("--plot", help="Also write charts into this folder (.svg; "
                                                     ".png with the plot extra: --plot DIR:png).")] = None,
-        workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Processes for the what-ifs.")] = None,
+        workers: Annotated[Optional[int], typer.Option("--workers", min=1,
+                                                       help="Processes for the what-ifs and the load curve.")] = None,
         log: Annotated[Optional[str], typer.Option("--log", help="A vLLM log of this deployment (or - for standard "
                                                    "input): its measured memory and stats lines beside the "
                                                    "prediction.")] = None,
@@ -66,7 +70,8 @@ def register(app: typer.Typer) -> None:
             finally:
                 line.close()
         with located_in(resolved):
-            result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed)
+            result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed,
+                                   curve=load_curve)
         if log:
             from ..logs.observe import attach_log
             from ..logs.read import read_log

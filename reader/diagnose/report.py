@@ -12,6 +12,7 @@ from ..calibration.select import CalibrationUse
 from ..evidence.compare import Comparison
 from ..evidence.model import Evidence
 from ..evidence.verdict import Verdict
+from .loadcurve import LoadCurve
 from .metrics import Metrics
 from .whatif import WhatIf
 
@@ -99,6 +100,8 @@ class Diagnosis(BaseModel):
     comparison: Optional[Comparison] = None
     series: Optional[Series] = None
     modes: list[ModeRow] = Field(default_factory=list)
+    # The workload's shape at rising load: the capacity within the SLOs and the order in which the defaults bind.
+    load_curve: Optional[LoadCurve] = None
     whatifs: list[WhatIf] = Field(default_factory=list)
     settings: list[SettingRow] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)

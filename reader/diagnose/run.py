@@ -21,7 +21,9 @@ from .metrics import Metrics
 from .observed import comparison, observed_verdict, observed_workload, with_capacity
 from .report import (CapacitySummary, Diagnosis, FindingRef, ModeRow, Series, SettingRow, WorkloadSummary)
 from .scenario import Scenario, build_scenario, slos_from
-from .whatif import candidates, evaluate_all
+from .loadcurve import load_curve
+from .trials import Trial
+from .whatif import WhatIf, candidates, evaluate_all, refuted_limits
 
 # Where a release not given with --vllm-version came from (the order: README, "Without a version").
 _VERSION_FROM = {"cli": "version given", "comment": "version given in the comment block",
@@ -40,9 +42,11 @@ ROW_ORDER = (
 
 
 def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] = None, modes: Iterable[str] = (),
-             whatifs: bool = True, workers: Optional[int] = None, observed: Optional[Observation] = None) -> Diagnosis:
+             whatifs: bool = True, workers: Optional[int] = None, observed: Optional[Observation] = None,
+             curve: bool = True) -> Diagnosis:
     """slos_ms: default, the deployment's own (slos_from). observed: a running server's metrics; the simulation then
-    runs the load they show, and the report sets the two side by side."""
+    runs the load they show, and the report sets the two side by side. curve: also the load curve (the workload's
+    shape at rising load: the capacity within the SLOs and the order in which the defaults bind)."""
     findings = findings_for(resolved)
     slos_ms = slos_from(resolved) if slos_ms is None else slos_ms
     errors = [f for f in findings if f.severity == "error"]
@@ -83,12 +87,40 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     if whatifs and not errors:
         baseline = diagnosis.baseline or _null_metrics()
         diagnosis.whatifs = evaluate_all(scenario, candidates(scenario, verdict), baseline, rule_errors, workers)
+        if base_result is not None:
+            diagnosis.verdict = _consistent(diagnosis, scenario, base_result, diagnosis.whatifs)
+    if curve and base_result is not None:
+        diagnosis.load_curve = load_curve(scenario, rule_errors, compute_ridge(resolved), workers,
+                                          replicas=resolved.deployment.context.replicas or 1,
+                                          given=observed is not None or not diagnosis.workload.default_used,
+                                          own=_own_trial(scenario, base_result))
     for mode in modes if starts else ():
         result = base_result if mode == "chunked" else scenario.run(mode)
         diagnosis.modes.append(ModeRow(mode=mode, label=MODE_LABELS[mode], metrics=Metrics.of(result)))
     if observed is not None:
         _set_observed(diagnosis, scenario, observed)
     return diagnosis
+
+
+def _own_trial(scenario: Scenario, result: SimResult) -> Optional[Trial]:
+    """The diagnosis's own run as a point of the load curve, where its load is one the curve can name (a batch, or
+    a trace split by replicas, is not)."""
+    if scenario.spec.arrival.process == "burst" or scenario.spec.trace:
+        return None
+    return Trial(status="simulated", metrics=Metrics.of(result, int(scenario.capacity.gpu_kv_cache_tokens.value)),
+                 evidence=from_simulation(result))
+
+
+def _consistent(d: Diagnosis, scenario: Scenario, result: SimResult, tried: list[WhatIf]) -> Verdict:
+    """The verdict held to its own what-ifs: a default whose relaxations, re-simulated at this load, all fail to
+    improve goodput or throughput is not named; the next default the evidence points at is, or else what the
+    evidence shows instead (the GPU, or a load below capacity)."""
+    refuted = refuted_limits(d.verdict, tried, d.baseline or _null_metrics(), scenario.slos_ms)
+    if not refuted:
+        return d.verdict
+    verdict = decide(from_simulation(result), scenario.slos_ms, compute_ridge(scenario.resolved), refuted)
+    note_overload(verdict, result.request_throughput, scenario.workload)
+    return verdict
 
 
 def _refusal_verdict(r: ResolvedDeployment, errors: list[FindingRef]) -> Verdict:

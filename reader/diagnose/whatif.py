@@ -49,10 +49,14 @@ def _for_kv(base: Scenario) -> list[Candidate]:
     v = r.value
     out = []
     util = v("gpu_memory_utilization")
-    if v("kv_cache_memory_bytes") is None and util is not None and util < 0.95:
+    pinned = v("num_gpu_blocks_override")
+    if pinned:  # the override fixes the block count: more memory or smaller entries add no block
+        out.append(Candidate(changes={"num_gpu_blocks_override": 2 * pinned},
+                             reason="twice the KV blocks the override pins", addresses="kv_memory"))
+    elif v("kv_cache_memory_bytes") is None and util is not None and util < 0.95:
         out.append(Candidate(changes={"gpu_memory_utilization": round(min(0.95, util + 0.04), 2)},
                              reason="more of the GPU's memory for the KV cache", addresses="kv_memory"))
-    if _fp8_kv_possible(r):
+    if _fp8_kv_possible(r) and not pinned:
         out.append(Candidate(changes={"kv_cache_dtype": "fp8"}, reason="an fp8 KV cache holds twice the tokens",
                              addresses="kv_memory"))
     err = cap.startup_error
@@ -214,7 +218,7 @@ def evaluate_all(base: Scenario, cands: list[Candidate], baseline: Metrics, rule
         if item.metrics is not None and item.status == "simulated":
             item.score = objective(item.metrics, baseline, base.slos_ms)
     ranked = sorted(results, key=lambda w: -(w.score or -1))
-    best = next((w for w in ranked if w.score is not None and w.score > 1.02), None)
+    best = next((w for w in ranked if improves(w)), None)
     if best is not None:
         best.recommended = True
     return ranked
@@ -232,6 +236,39 @@ def _changes_nothing(m: Metrics, base: Metrics) -> bool:
         same(getattr(m, key), getattr(base, key))
         for key in ("output_throughput", "request_throughput", "ttft_p99_ms", "itl_p99_ms", "e2el_p99_ms",
                     "goodput_rps"))
+
+
+# A change whose objective is more than 2% above the configuration's improves it; closer is noise.
+IMPROVES = 1.02
+
+
+def improves(w: WhatIf) -> bool:
+    return w.score is not None and w.score > IMPROVES
+
+
+def refuted_limits(verdict: Verdict, whatifs: list[WhatIf], baseline: Metrics,
+                   slos_ms: dict[str, float]) -> frozenset[str]:
+    """The defaults the evidence points at (signal above noise) none of whose relaxations, re-simulated at the
+    same load, raises goodput or throughput: naming one of them as the limit would disagree with its own
+    what-ifs. A default with no relaxation tried is not refuted (there is nothing to hold it to)."""
+    out = set()
+    for signal in verdict.signals:
+        tried = [w for w in whatifs if w.addresses == signal.limit]
+        if signal.score >= MIN_SCORE and tried and not any(relieves(w, baseline, slos_ms) for w in tried):
+            out.add(signal.limit)
+    return frozenset(out)
+
+
+def relieves(w: WhatIf, base: Metrics, slos_ms: dict[str, float]) -> bool:
+    """Whether a relaxation raises goodput (with SLOs) or output throughput by more than noise: the test a
+    limit's name must pass (issue 24)."""
+    m = w.metrics
+    if m is None or not base.completed:
+        return m is not None and m.completed > 0
+    # Below capacity an open loop's throughput is its offered load whatever the scheduler does: there only
+    # goodput (more requests within the SLOs) can show a latency limit relieved.
+    goodput_up = bool(slos_ms) and (m.goodput_rps or 0.0) > IMPROVES * (base.goodput_rps or 0.0)
+    return goodput_up or m.output_throughput > IMPROVES * base.output_throughput
 
 
 def objective(m: Metrics, base: Metrics, slos_ms: dict[str, float]) -> float:

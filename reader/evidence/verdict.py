@@ -54,17 +54,25 @@ class Verdict(BaseModel):
     bound: Optional[Literal["compute", "bandwidth"]] = None
     # Open-loop arrivals faster than the deployment completes requests: offered / completed req/s.
     overload: Optional[float] = None
+    # Defaults whose signal is above noise but whose relaxation, re-simulated, improved neither goodput nor
+    # throughput: not named as the limit (issue 24).
+    refuted: list[Limit] = Field(default_factory=list)
 
 
-def decide(ev: Evidence, slos_ms: dict[str, float], compute_ridge_tokens: Optional[float]) -> Verdict:
-    """The limiting default, from evidence of any source (a simulation, a server's metrics, a log)."""
+def decide(ev: Evidence, slos_ms: dict[str, float], compute_ridge_tokens: Optional[float],
+           refuted: frozenset[str] = frozenset()) -> Verdict:
+    """The limiting default, from evidence of any source (a simulation, a server's metrics, a log). refuted: the
+    defaults whose relaxation was re-simulated and did not help; their signals stay in the evidence, but a
+    default whose relaxation changes nothing is not what limits."""
     slo = _slo_checks(ev, slos_ms)
     signals = sorted([_kv(ev), _admission(ev), _budget_small(ev), _budget_large(ev, slo)], key=lambda s: -s.score)
-    top = signals[0]
-    if top.score >= MIN_SCORE:
+    top = next((s for s in signals if s.score >= MIN_SCORE and s.limit not in refuted), None)
+    if top is not None:
         return Verdict(limit=top.limit, default=DEFAULT_NAMES[top.limit], headline=_headline(top, ev), signals=signals,
-                       slo=slo)
-    return _no_default(ev, signals, slo, compute_ridge_tokens)
+                       slo=slo, refuted=sorted(refuted))
+    verdict = _no_default(ev, signals, slo, compute_ridge_tokens, refuted)
+    verdict.refuted = sorted(refuted)
+    return verdict
 
 
 def startup_verdict(reason: str, evidence: list[str]) -> Verdict:
@@ -150,7 +158,8 @@ def _budget_large(ev: Evidence, slo: list[SloCheck]) -> Signal:
     return Signal(limit="budget_large", score=round(score, 3), evidence=lines)
 
 
-def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge: Optional[float]) -> Verdict:
+def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge: Optional[float],
+                refuted: frozenset[str] = frozenset()) -> Verdict:
     mean_tokens = ev.mean_tokens_per_step or 0.0
     bound: Optional[Literal["compute", "bandwidth"]] = None
     if ridge is not None:
@@ -163,7 +172,8 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
                     f"serve; {steps}")
     else:
         limit = "gpu"
-        headline = ("requests queue, yet no scheduler limit binds: the GPU is the limit, "
+        why = (_refuted_words(refuted) if refuted else "requests queue, yet no scheduler limit binds")
+        headline = (why + ": the GPU is the limit, "
                     + (f"{bound}-bound at {mean_tokens:.0f} tokens per step" if bound
                        else f"at {mean_tokens:.0f} tokens per step")
                     + (f" (the compute ridge is ~{ridge:.0f})" if ridge else ""))
@@ -173,10 +183,16 @@ def _no_default(ev: Evidence, signals: list[Signal], slo: list[SloCheck], ridge:
     else:  # without step times, a decode's inter-token latency is about one step
         step = (f"ITL median {_pct(ev, 'itl.median', ev.itl_ms.median)} (about one step) for {mean_tokens:.0f} tokens and "
                 f"{ev.running_mean or 0:.0f} requests running")
-    own = Signal(limit=limit, score=1.0 - max(s.score for s in signals),
+    own = Signal(limit=limit, score=1.0 - max((s.score for s in signals if s.limit not in refuted), default=0.0),
                  evidence=[step, f"output throughput {_tokens_rate(ev)}"])
     return Verdict(limit=limit, default=DEFAULT_NAMES[limit], headline=headline, signals=[own] + signals, slo=slo,
                    bound=bound)
+
+
+def _refuted_words(refuted: frozenset[str]) -> str:
+    named = " and ".join(DEFAULT_NAMES[limit].split(":")[0] for limit in sorted(refuted))
+    return (f"requests queue and {named} show{'s' if len(refuted) == 1 else ''} in the evidence, but relaxing "
+            f"{'it' if len(refuted) == 1 else 'them'} (re-simulated below) raises neither goodput nor throughput")
 
 
 def _headline(top: Signal, ev: Evidence) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import result as R
-from .scoring import p99
+from ..diagnose.slo_fit import p99
 
 
 def nearest_miss(plan: R.Plan, pinned: dict[str, Any]) -> R.Closest:

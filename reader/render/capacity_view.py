@@ -8,27 +8,35 @@ formula inputs that produced it, vLLM's start-up log lines, and the start-up err
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from ..capacity.api import Capacity
 from ..capacity.figures import Figure, GiB, gib
+from ..diagnose.loadcurve import LoadCurve
 from ..errors import ReaderError
+from .loadcurve_view import section as curve_section
 from .markdown import code, md
 
 FORMATS = ("text", "markdown", "json")
 
 
-def render_capacity(cap: Capacity, fmt: str = "text", model_source: str = "") -> str:
+def render_capacity(cap: Capacity, fmt: str = "text", model_source: str = "", curve: Optional[LoadCurve] = None,
+                    slos_ms: Optional[dict[str, float]] = None) -> str:
+    """curve: the load curve (--load-curve), after the memory figures; in JSON under `load_curve`."""
     fmt = (fmt or "text").lower()
     if fmt == "json":
         data = cap.model_dump(mode="json")
         if model_source:
             data["model_source"] = model_source
+        if curve is not None:
+            data["load_curve"] = curve.model_dump(mode="json")
         return json.dumps(data, indent=2)
-    if fmt == "markdown":
-        return _markdown(cap, model_source)
-    if fmt == "text":
-        return _text(cap, model_source)
-    raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}", key="--format")
+    if fmt not in ("markdown", "text"):
+        raise ReaderError(f"unknown format '{fmt}': expected one of {', '.join(FORMATS)}", key="--format")
+    text = _markdown(cap, model_source) if fmt == "markdown" else _text(cap, model_source)
+    if curve is not None:
+        text = text.rstrip("\n") + "\n\n" + curve_section(curve, slos_ms or {}) + "\n"
+    return text
 
 
 def _value(f: Figure) -> str:

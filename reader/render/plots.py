@@ -6,6 +6,7 @@ from pathlib import Path
 from ..diagnose.report import Diagnosis
 from ..errors import ReaderError
 from .charts import Chart, Line, svg, write_png
+from .loadcurve_view import curve_chart
 
 
 def _target(spec: str) -> tuple[Path, str]:
@@ -38,6 +39,9 @@ def write_diagnosis_plots(d: Diagnosis, spec: str) -> list[Path]:
                       x=d.series.t_s, lines=[Line("KV usage %", d.series.kv_usage_pct), Line("running", d.series.running),
                                              Line("waiting", d.series.waiting)])
         written.append(write_chart(chart, spec, "timeline"))
+    curve = d.load_curve
+    if curve is not None and len([p for p in curve.points if p.metrics is not None]) > 1:
+        written.append(write_chart(curve_chart(curve, d.slos_ms), spec, "load_curve"))
     simulated = [w for w in d.whatifs if w.metrics is not None]
     if simulated and d.baseline is not None:
         points = [(d.baseline.itl_p99_ms or 0, d.baseline.output_throughput, "as configured")]

@@ -9,6 +9,8 @@ from .calibration_view import calibration_line
 from .charts import Chart, Line, mermaid, thin
 from .evidence_view import view_helpers
 from .formats import render_as
+from ..diagnose.loadcurve import LoadCurve, amount, at_load, within
+from .loadcurve_view import section as curve_section
 from .markdown import code, md, render
 
 def render_diagnosis(d: Diagnosis, fmt: str = "markdown") -> str:
@@ -33,10 +35,19 @@ def _value(v: Any) -> str:
 
 
 def verdict_paragraph(d: Diagnosis) -> str:
-    """The one-paragraph verdict that opens the report."""
+    """The one-paragraph verdict that opens the report: at the user's own load when one was given; without one,
+    the capacity and the first default to bind lead, and the verdict is said to be at the preset's load."""
     v = d.verdict
     where = f"{d.model_given or d.model} on {d.gpu_count} x {d.gpu}, vLLM {d.vllm_version}"
-    text = f"**Verdict: {md(v.default)}.** {md(where)}: {md(v.headline.rstrip('.'))}."
+    curve = d.load_curve
+    own = at_load(curve) if curve is not None else None
+    if curve is not None and not curve.given:
+        text = (f"**Capacity: {md(_capacity_words(curve))}.** {md(where)}: {md(curve.headline)}. "
+                f"At the {md(_assumed(d))} (no load given), the verdict would be **{md(v.default)}**: "
+                f"{md(v.headline.rstrip('.'))}.")
+    else:
+        text = (f"**Verdict: {md(v.default)}.** {md(where)}: " + (f"{md(own)}: " if own else "")
+                + f"{md(v.headline.rstrip('.'))}.")
     failed = [c for c in v.slo if not c.met]
     if failed:
         text += " Misses its " + " and ".join(f"{c.metric.upper()} P99 target ({c.target_ms:.0f} ms, simulated {ms(c.p99_ms)})"
@@ -54,7 +65,21 @@ def verdict_paragraph(d: Diagnosis) -> str:
         text += "."
     elif d.verdict.limit not in ("load",) and d.whatifs:
         text += " " + (_tradeoff_sentence(d) or "None of the simulated changes improved on the configuration as it is.")
+    if curve is not None and curve.given:
+        text += f" Across load: {md(curve.headline)}."
     return text
+
+
+def _capacity_words(c: LoadCurve) -> str:
+    if c.capacity is None:
+        return "no load simulated fits"
+    first = c.first_binding()
+    return (f"{'at least ' if c.capacity_is_lower_bound else 'about '}{amount(c.capacity, c)} per replica "
+            + within(c) + (f", first limit {DEFAULT_NAMES[first.limit].split(':')[0]}" if first else ""))
+
+
+def _assumed(d: Diagnosis) -> str:
+    return f"assumed {d.workload.description}" if d.workload is not None else "assumed load"
 
 
 TRADE_MARGIN = 0.05  # a tail this much lower counts as a gain; noise below it is not a trade
@@ -108,4 +133,5 @@ def markdown(d: Diagnosis) -> str:
     refused = [w for w in d.whatifs if w.status != "simulated"]
     return render("report.md.j2", d=d, verdict_paragraph=verdict_paragraph(d), names=DEFAULT_NAMES,
                   kv_chart=_kv_chart(d), whatif_chart=_whatif_chart(d, simulated), simulated=simulated,
-                  refused=refused, ms=ms, changes=changes_text, calibration_line=calibration_line, **view_helpers())
+                  refused=refused, ms=ms, changes=changes_text, calibration_line=calibration_line,
+                  curve_section=curve_section(d.load_curve, d.slos_ms) if d.load_curve else None, **view_helpers())

@@ -18,6 +18,7 @@ import yaml
 
 from reader.config.from_cli import load_and_resolve, load_options
 from reader.diagnose.run import diagnose
+from reader.render.report import render_diagnosis
 from reader.errors import ReaderError
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
@@ -405,6 +406,9 @@ def test_diagnose_outcome(name):
     assert outcome == ("full" if d.starts else "no-start"), d.verdict.headline
     if outcome == "full":
         assert d.baseline is not None and d.verdict.default
+        curve = d.load_curve  # issue 24: every full diagnosis shows a capacity, the binding order and a chart
+        assert curve is not None and curve.points and curve.headline.startswith(("one replica", "no load"))
+        assert "xychart-beta" in render_diagnosis(d).split("## Load curve")[1]
     else:
         assert words in d.verdict.headline
 

@@ -47,8 +47,12 @@ def test_kv_blocks_predicted_as_the_server_had_them(doc):
     assert rows(doc)["kv.blocks"]["observed"] == 24
 
 
-def test_both_sides_name_the_kv_cache(doc):
-    assert doc["verdict"]["limit"] == "kv_memory"
+def test_both_sides_see_the_kv_cache(doc):
+    # The simulation's strongest signal is the KV cache, as the server's is; but its relaxation (twice the blocks
+    # the override pins), re-simulated, does not raise throughput, so the verdict does not name it (issue 24).
+    signals = [s for s in doc["verdict"]["signals"] if s["limit"] not in ("gpu", "load")]
+    assert signals[0]["limit"] == "kv_memory"
+    assert doc["verdict"]["limit"] == "kv_memory" or "kv_memory" in doc["verdict"]["refuted"]
     assert doc["observed_verdict"]["limit"] == "kv_memory"
 
 

@@ -12,7 +12,7 @@ import pytest
 from _plan_helpers import make_planner
 from reader.plan import result as R
 from reader.diagnose.trials import try_changes
-from reader.plan.scoring import p99
+from reader.diagnose.slo_fit import p99
 from reader.plan.space import KnobSpace, Shape
 
 pytestmark = pytest.mark.slow
