@@ -1,7 +1,7 @@
 """diagnose: check + capacity + simulation -> the limiting default, evidence, and tested recommendations."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 import numpy as np
 
