@@ -13,7 +13,7 @@ the shipped recordings (fixtures/calibration/cpu-tiny-llama).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
-from .profile import (DEFAULT_PROFILE, CalibrationProfile, DeviceStandIn, default_profile, read_profile, shipped_profile,
+from .profile import (DEFAULT_PROFILE, CalibrationProfile, DeviceStandIn, read_profile, shipped_profile,
                       shipped_profile_path)
 
 

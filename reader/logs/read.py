@@ -8,7 +8,7 @@ from typing import Callable, Optional
 from ..versions import parse_version
 from .lines import LogLine, records
 from .patterns import FORMATS, release_range
-from .reading import (Figure, KvCapacity, LoggedValues, LogReading, Refusal, StatsSample, WorkerMemory)
+from .reading import (Figure, LoggedValues, LogReading, Refusal, StatsSample, WorkerMemory)
 from .values import parse_assignments, parse_mapping
 
 # Lines only a server that finished starting prints.

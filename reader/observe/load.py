@@ -69,8 +69,8 @@ def arrivals(load: ObservedLoad, n: int, rng: np.random.Generator) -> tuple[np.n
     spread = sum(1 for p, c in zip(parts, counts) if c and not p[3])
     if len(load.intervals) == 1 and load.queued_at_once is not None:
         gap = load.intervals[0].end - load.intervals[0].start
-        return out, ((f"all at once (their queueing times say they came together" if load.queued_at_once else
-                      f"spread evenly (their queueing times show no burst") +
+        return out, (("all at once (their queueing times say they came together" if load.queued_at_once else
+                      "spread evenly (their queueing times show no burst") +
                      f"; two scrapes {gap:,.0f} s apart cannot say when)")
     if spread == 0 and bursts == 1:
         return out, "all at once"

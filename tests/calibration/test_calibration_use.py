@@ -67,7 +67,7 @@ def test_a_profile_of_another_model_is_used_with_a_warning(tmp_path):
 
 
 def test_the_comment_block_names_a_profile_relative_to_the_file(tmp_path):
-    path = h200_profile(tmp_path)
+    h200_profile(tmp_path)  # writes p.yaml beside the config
     config = tmp_path / "deploy.yaml"
     config.write_text("# vllm-reader:\n#   gpu: H200-SXM\n#   calibration: p.yaml\n"
                       + H200_8B.read_text().split("\n", 1)[1])

@@ -3,7 +3,6 @@ from the manifest; launches that compute their parallel sizes from them (llm-d's
 the values the controller would set in the group's leader, and the report says so."""
 from __future__ import annotations
 
-import textwrap
 
 from reader.config.context import LoadOptions
 from reader.config.load import load_deployment

@@ -1,7 +1,6 @@
 """What-ifs: re-resolved, refused when vLLM would refuse them, ranked by what the simulation shows."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
