@@ -12,6 +12,7 @@ from ..calibration.select import CalibrationUse
 from ..diagnose.metrics import Metrics
 from .bounds import Bounds
 from .launch import Launch
+from .space import layout_words
 
 SCHEMA_VERSION = 1
 Stage = Literal["search", "capacity", "target"]
@@ -30,7 +31,7 @@ class Layout(BaseModel):
 
     @property
     def layout(self) -> str:
-        return f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (" EP" if self.ep else "")
+        return layout_words(self.tp, self.pp, self.ep)
 
     @property
     def label(self) -> str:

@@ -25,6 +25,11 @@ LONG_PREFILL_FROM = 2048
 PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
 
 
+def layout_words(tp: int, pp: int = 1, ep: bool = False) -> str:
+    """A replica's parallel layout as the reports write it: TP4, TP2 PP2, TP4 EP."""
+    return f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + (" EP" if ep else "")
+
+
 @dataclass(frozen=True, order=True)
 class Shape:
     """One replica's hardware: `tp` x `pp` GPUs of one type; ep: a MoE model's experts spread whole over the
@@ -41,7 +46,7 @@ class Shape:
 
     @property
     def label(self) -> str:
-        return f"{self.gpu} TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (" EP" if self.ep else "")
+        return f"{self.gpu} {layout_words(self.tp, self.pp, self.ep)}"
 
     def flags(self) -> dict[str, Any]:
         """The parallel flags of one replica (None: not written, vLLM's default of 1, or off)."""
