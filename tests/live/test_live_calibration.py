@@ -9,6 +9,12 @@ a few minutes in CI. The machine running it may be shared, so step times drift w
 are loose enough to hold under that, and catch a replay or fit that is wrong rather than noisy. The figures
 are printed; the issue's bounds (10% / 10% / 25%) are checked on the recorded fixtures, with several rounds
 (tests/calibration/test_calibration_cpu_fixtures.py).
+
+Every load runs in ROUNDS rounds, and calibrate takes each load's median round (fit_bench.Replay), as the
+fixture tests do. One round is not enough on two shared cores: the engine, the API server and the client take turns,
+and a run that lands on a stall reads slow. Four back-to-back runs of c16-out128 on an otherwise idle host gave
+2,323 / 2,322 / 1,756 / 2,435 tok/s, and CI twice measured a lone run at 1,241 and 1,429 against predictions
+fitted beside it near 2,400; the median of three rounds carries no single stall.
 """
 from __future__ import annotations
 
@@ -26,27 +32,32 @@ from ._server import TINY_LLAMA, bench_serve, live_server
 
 KEY = ("output_throughput", "median_tpot_ms", "median_ttft_ms")
 LOOSE = {"output_throughput": 25.0, "median_tpot_ms": 35.0, "median_ttft_ms": 60.0}
+ROUNDS = 3
 
 
 def fit_and_predict(vllm, load_set: bench_loads.LoadSet, fit: tuple[str, ...], held_out: tuple[str, ...], tmp_path):
-    """Run the loads against a live server, calibrate on `fit`, and return the held-out points of the profile."""
+    """Run the loads against a live server, ROUNDS rounds of each, calibrate on every round of `fit` with every
+    round of `held_out` held out, and return the profile and its held-out points."""
     print(f"\nload average before: {os.getloadavg()}")
-    runs = [(tmp_path / f"{name}.json", load_set.bench_args(name)) for name in fit + held_out]
+    rounds = [tmp_path / f"round-{r}" for r in range(1, ROUNDS + 1)]
+    runs = [(rd / f"{name}.json", load_set.bench_args(name)) for rd in rounds for name in fit + held_out]
     with live_server(vllm, load_set.server_flags(TINY_LLAMA), tmp_path / "server.log") as server:
         bench_serve(vllm, server, runs, served_name=load_set.served_name)
     print(f"load average after the benchmarks: {os.getloadavg()}")
     profile_path = tmp_path / "cpu.yaml"
     done = subprocess.run(
         [sys.executable, "-m", "reader", "calibrate", str(load_set.deployment), "--model", str(TINY_LLAMA),
-         "--device-kind", "cpu", "--bench", *[str(tmp_path / f"{n}.json") for n in fit],
-         "--hold-out", ",".join(str(tmp_path / f"{n}.json") for n in held_out), "-o", str(profile_path)],
+         "--device-kind", "cpu", "--bench", *[str(rd / f"{n}.json") for rd in rounds for n in fit],
+         "--hold-out", ",".join(str(rd / f"{n}.json") for rd in rounds for n in held_out), "-o", str(profile_path)],
         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600)
     print(done.stdout)
     assert done.returncode == 0, done.stderr
     profile = load_profile(profile_path)
     assert profile.fit.converged and profile.device is not None and profile.device.kind == "cpu"
     held = [p for p in profile.fit.points if p.held_out and p.metric in KEY]
-    assert {p.source for p in held} == {f"{n}.json" for n in held_out}
+    # calibrate takes the rounds of one load as one point, their median
+    assert sorted(p.source for p in held if p.metric == KEY[0]) == sorted(
+        f"{n}.json (median of {ROUNDS} runs)" for n in held_out)
     return profile, held
 
 
