@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # `python -m reader` started from a temporary directory must import the checkout under test, not
 # whatever copy (or none) the interpreter has installed: several worktrees share one interpreter.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+# The tools' modules (the corpus listing, the differential harness) are shared with the tests: one place adds them.
+sys.path.insert(0, str(ROOT / "tools"))
 
 # The suite never reaches the real Hugging Face Hub and never reads the user's own cache: model
 # resolution sees an empty cache and offline mode. Tests of the cache and of the Hub set their own

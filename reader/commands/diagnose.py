@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
             result = run_diagnosis(resolved, modes=chosen, whatifs=whatifs, workers=workers, observed=observed,
                                    curve=load_curve)
         if log:
-            from ..logs.observe import attach_log
+            from ..diagnose.log_observed import attach_log
             from ..logs.read import read_log
             from ..logs.report import NOT_A_LOG, read_text_arg
 

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         """Generate the skill document from rules/ and templates/ (with a worked diagnosis)."""
         from pathlib import Path
 
-        from ..diagnose.skill import SKILL_NAME, generate
+        from ..render.skill import SKILL_NAME, generate
 
         text = generate()
         target = Path(output) if output and output != "-" else Path.cwd() / "outputs" / SKILL_NAME

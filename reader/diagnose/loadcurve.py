@@ -3,7 +3,7 @@
 Load is what the workload's arrivals say it is: requests per second for open-loop arrivals (Poisson, gamma, a
 trace scaled in time; a batch is read as a rate), concurrent clients for a closed loop. The search brackets
 the highest load that fits (from the workload's own load: up 2x and 4x, or down by the lightest load's margin
-to the SLOs) and bisects the bracket once; a last round places the load where the first default starts to
+to the SLOs) and cuts the bracket into thirds once (bracket.py, the search the plan sizes replicas with too); a last round places the load where the first default starts to
 bind. Every point is one trial of the one trial runner, so the points of a round run in its parallel workers.
 
 A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas); a rate
@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from ..evidence.verdict import MIN_SCORE, decide
 from ..sim.traffic import Share, Traffic
 from ..sim.workload import WorkloadSpec
+from .bracket import BISECT_ROUNDS, narrow, split
 from .metrics import Metrics
 from .scenario import Change, Scenario
 from .slo_fit import OVERLOADED, fits, margin, overload
@@ -41,7 +42,6 @@ SCHEDULER_LIMITS = ("kv_memory", "admission", "budget_small", "budget_large")
 # growth, still tells that the load does not fit.
 POINT_REQUESTS = 250
 WIDEN = 4.0  # how far a bracket that has not yet found a fit (or a miss) moves per round
-BISECT_ROUNDS = 1  # places two loads inside the bracket, cutting it to a third
 TRANSITION_ROUNDS = 1  # narrows the gap below the first binding load to its square root
 KNEE_REFERENCE = 4.0  # without SLOs, the knee is measured from a quarter of the workload's own load
 GAP = 1.3  # a limit's first binding load is refined when the point below it is further than this factor
@@ -117,11 +117,7 @@ def load_curve(base: Scenario, rule_errors: RuleErrors, ridge: Optional[float], 
             search.run([search.lowest() / KNEE_REFERENCE])  # the yardstick was past the knee already: lighter
         else:
             break
-    for _ in range(BISECT_ROUNDS):
-        ok, miss = search.split()
-        if ok is None or miss is None:
-            break
-        search.run([ok + (miss - ok) * k / 3 for k in (1, 2)])
+    narrow(search.fits(), search.run, BISECT_ROUNDS, integral=kind == "clients")
     for _ in range(TRANSITION_ROUNDS):
         search.run(search.transitions())
     curve = search.curve(replicas)
@@ -146,16 +142,21 @@ class _Search:
         self.rule_errors, self.ridge, self.workers = rule_errors, ridge, workers
         self.points: dict[float, LoadPoint] = {}
 
-    def run(self, loads: list[float]) -> None:
+    def run(self, loads: list[float]) -> dict[float, bool]:
+        """Simulates the loads not simulated yet; returns whether each load simulated so far fits."""
         wanted = sorted({self.load_of(x) for x in loads if x > 0} - set(self.points))
         if not wanted:
             self.judge()
-            return
+            return self.fits()
         trials = try_changes(self.base, [Change(workload=self._share(x)) for x in wanted], self.rule_errors,
                              self.workers)
         for load, trial in zip(wanted, trials):
             self.points[load] = self.point(load, trial)
         self.judge()
+        return self.fits()
+
+    def fits(self) -> dict[float, bool]:
+        return {load: p.fits for load, p in self.points.items()}
 
     def load_of(self, x: float) -> float:
         return float(max(1, round(x))) if self.kind == "clients" else float(f"{x:.3g}")
@@ -215,13 +216,7 @@ class _Search:
         return max(self.points)
 
     def split(self) -> tuple[Optional[float], Optional[float]]:
-        """The highest load that fits below the first that misses, and that first miss."""
-        ok = None
-        for p in self.sorted():
-            if not p.fits:
-                return ok, p.load
-            ok = p.load
-        return ok, None
+        return split(self.fits())
 
     def transitions(self) -> list[float]:
         """A load between the first point where a default binds and the point below it, where they are far apart;

@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 from .. import __version__
 from ..calibration.select import describe_use
 from ..catalog.load import get_gpu
+from ..diagnose.bracket import BISECT_ROUNDS, narrow
 from ..diagnose.scenario import Change, Scenario
 from ..diagnose.trials import RuleErrors, Trial, prepare, same_simulation, try_changes
 from ..sim.traffic import Traffic
@@ -409,33 +410,26 @@ class Planner:
         return loads
 
     def _bracket(self, sizing: R.Sizing, choice: R.Choice, n: int, first: list[int]) -> None:
-        """The highest per-replica load meeting the SLOs: a first bracket, then two loads inside it."""
-        indices = list(first)
-        ok, bad = self._split(indices)
-        if bad is not None and not self._over_budget():
-            low = self.plan.points[ok].load if ok is not None else sizing.sized_load
-            high = self.plan.points[bad].load
-            inner = [low + (high - low) * k / 3 for k in (1, 2)]
-            if self.traffic.integral:
-                inner = sorted({float(round(x)) for x in inner if low < round(x) < high})
-            if inner:
-                indices += self._simulate([(choice.candidate, n, x, "capacity") for x in inner])
-                ok, bad = self._split(indices)
-        sizing.capacity = self.plan.points[ok].load if ok is not None else sizing.sized_load
+        """The highest per-replica load meeting the SLOs: a first bracket, then two loads inside it (the load
+        curve's search, diagnose/bracket.py; the sized load is its floor, having met the SLOs in the search)."""
+        index = {self.plan.points[i].load: i for i in first}
+
+        def fits() -> dict[float, bool]:
+            return {load: bool(self.plan.points[i].meets_slos) for load, i in index.items()}
+
+        def run(loads: list[float]) -> dict[float, bool]:
+            for i in self._simulate([(choice.candidate, n, x, "capacity") for x in loads]):
+                index[self.plan.points[i].load] = i
+            return fits()
+
+        rounds = 0 if self._over_budget() else BISECT_ROUNDS
+        ok, bad = narrow(fits(), run, rounds, self.traffic.integral, floor=sizing.sized_load)
+        sizing.capacity = ok if ok is not None else sizing.sized_load
         sizing.capacity_is_lower_bound = bad is None
         sizing.headroom_pct = 100 * (sizing.capacity / sizing.target_load - 1) if sizing.target_load else None
         if bad is not None:
-            miss = self.plan.points[bad]
+            miss = self.plan.points[index[bad]]
             sizing.above_load, sizing.above, sizing.above_overload = miss.load, miss.metrics, miss.overload
-
-    def _split(self, indices: list[int]) -> tuple[Optional[int], Optional[int]]:
-        """Among points by load: the highest meeting the SLOs below the first miss, and the first miss."""
-        ok = None
-        for i in sorted(indices, key=lambda i: self.plan.points[i].load):
-            if not self.plan.points[i].meets_slos:
-                return ok, i
-            ok = i
-        return ok, None
 
     def _launch(self, candidate: int, replicas: int, load: float) -> Any:
         sc = self.scenarios[candidate]

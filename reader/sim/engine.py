@@ -50,7 +50,9 @@ from .workload import Workload
 # CPU time per engine step outside the model (scheduling, input preparation, output processing).
 # A round figure for vLLM V1 on a server CPU; override per call (simulate(..., overhead_s=...)).
 DEFAULT_SCHEDULER_OVERHEAD_S = 0.0005
-FAR_MISS_EVERY = 8  # loop turns between looks for a P99 already certainly missed (a look scans every request)
+# Loop turns between looks for a P99 already certainly missed. A look is O(1) now (EngineRun.ttft_over); 8 stays so
+# that a stopped run ends at the turn it always did (its message counts the samples seen by then).
+FAR_MISS_EVERY = 8
 
 MODES = ("naive", "static", "continuous", "chunked")
 StepTimeFn = Callable[[StepBatch], float]
@@ -160,6 +162,16 @@ class EngineRun:
     blocked_skips: int = 0  # leap steps whose admission was known to stop for KV blocks without a look
     notes: list[str] = field(default_factory=list)
     stopped: Optional[str] = None  # why the run ended before every request finished (far_miss.py)
+    # TTFT samples above ttft_limit_s so far, counted as first tokens come out so that far_miss.py's look is O(1)
+    # rather than a scan of every request (a first token is recorded once per request, so the count never goes back)
+    ttft_limit_s: float = math.inf
+    ttft_over: int = 0
+
+    def first_tokens_out(self, rows: np.ndarray, t: float) -> None:
+        """Requests `rows` emit their first token at t."""
+        self.first_token[rows] = t
+        if self.ttft_limit_s != math.inf:
+            self.ttft_over += int(np.count_nonzero(t - self.send_time[rows] > self.ttft_limit_s))
 
     def delay_responses(self, seconds: float) -> None:
         """Every token reaches the client `seconds` after the engine emits it (the engine's steps are unchanged)."""
@@ -326,6 +338,8 @@ def run_v1(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *, mode: 
     receive = partial(_receive, client, run, refuse=reqs.prompt_len >= mml, accept=sched.add_request)
     leaper = (DecodeLeaps(sched, run, client, receive, step_time, overhead_s, progress, report_every)
               if leaps and fast_path and not cfg.num_spec_tokens else None)
+    if far_miss is not None:
+        far_miss.watch(run)
     looked = 0
     while done < n:
         looked += 1
@@ -420,14 +434,14 @@ def _record_tokens(run: EngineRun, sampled: np.ndarray, generated: np.ndarray, t
         return
     first = run.reqs.num_output[sampled] == generated
     if first.all():
-        run.first_token[sampled] = t
+        run.first_tokens_out(sampled, t)
     else:
         later = sampled[~first]
         gaps = t - run.last_token[later]
         run.itl_chunks.append(gaps)
         run.max_itl[later] = np.maximum(run.max_itl[later], gaps)
         if first.any():
-            run.first_token[sampled[first]] = t
+            run.first_tokens_out(sampled[first], t)
     run.last_token[sampled] = t
 
 
@@ -506,7 +520,7 @@ def run_static(cfg: ResolvedSettings, wl: Workload, step_time: StepTimeFn, *,
         end = start + gpu
         _static_step(run, start, end, size * p_max, size, size * p_max, 0, kv_usage, usable - size * blocks_per_seq,
                      len(queue))
-        run.first_token[members] = end
+        run.first_tokens_out(members, end)
         run.last_token[members] = end
         t = end
         for j in range(1, o_max):

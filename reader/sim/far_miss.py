@@ -8,7 +8,8 @@ the run ends, but that count only grows with N, so the most samples there can be
 every output token after the first for ITL) gives a count that is always enough.
 
 Only samples already taken count: a TTFT once the request's first token is out (a later response delay only
-adds to it), an ITL once its chunk has arrived.
+adds to it), an ITL once its chunk has arrived. The run counts TTFTs above the limit as first tokens come out
+(EngineRun.ttft_over), so a look costs the same however many requests the run has.
 """
 from __future__ import annotations
 
@@ -35,13 +36,15 @@ class FarMiss:
         self._itl_read = 0  # chunks of the run's ITL record already counted
         self._itl_over = 0
 
+    def watch(self, run: Any) -> None:
+        """Has `run` count its TTFTs above the limit (before its first token)."""
+        if "ttft" in self.limits_s:
+            run.ttft_limit_s = self.limits_s["ttft"]
+
     def reason(self, run: Any) -> Optional[str]:
         """Why the run can stop (the P99 is certainly above its limit), or None."""
-        if "ttft" in self.limits_s:
-            ttft = run.first_token - run.send_time
-            over = int(np.count_nonzero(ttft > self.limits_s["ttft"]))  # NaN (no token yet) compares False
-            if over >= self.needed["ttft"]:
-                return self._words("TTFT", over, self.needed["ttft"])
+        if "ttft" in self.limits_s and run.ttft_over >= self.needed["ttft"]:
+            return self._words("TTFT", run.ttft_over, self.needed["ttft"])
         if "itl" in self.limits_s:
             chunks = run.itl_chunks
             for gaps in chunks[self._itl_read:]:

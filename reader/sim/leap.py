@@ -483,7 +483,7 @@ class DecodeLeaps:
             out = int(reqs.num_output[r]) + 1
             reqs.num_output[r] = out
             if out == 1:
-                run.first_token[r] = end
+                run.first_tokens_out(r, end)
             else:
                 gap = end - run.last_token[r]
                 gaps.append(gap)

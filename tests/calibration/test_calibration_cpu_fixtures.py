@@ -20,13 +20,13 @@ from reader.calibration.bench import read_bench
 from reader.calibration.fit_bench import predict, replays
 from reader.calibration.profile import load_profile
 
+from live.bench_loads import STEPS
+
 from ._recorded import profile_setup
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "fixtures" / "calibration" / "cpu-tiny-llama"
+FOLDER = STEPS.folder
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
-FIT = ("c1-short", "c1-long", "c16-short", "r12-short", "c8-mixed")  # tests/live/bench_loads.py
-HELD_OUT = ("c4-short", "r4-short", "c4-long", "r2-long", "r6-mixed")
+FIT, HELD_OUT = STEPS.fit, STEPS.held_out  # the split the recorder ran (tests/live/bench_loads.py)
 KEY = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}  # the bounds
 
 

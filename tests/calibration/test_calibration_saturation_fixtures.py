@@ -21,12 +21,11 @@ from reader.calibration.coverage import saturating
 from reader.calibration.fit_bench import check_model, predict, replays
 from reader.calibration.profile import load_profile
 
+from live.bench_loads import SATURATION
+
 from ._recorded import profile_setup
-ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "fixtures" / "calibration" / "cpu-tiny-saturation"
-# the split of tests/live/bench_loads.py SATURATION, whose loads the recorder ran
-FIT = ("c1-out128", "r5-out128", "c8-out128", "c32-out256", "r15-out256")
-HELD_OUT = ("r10-out128", "c16-out128", "r30-out256", "r30-mixed")
+FOLDER = SATURATION.folder
+FIT, HELD_OUT = SATURATION.fit, SATURATION.held_out  # the split the recorder ran (tests/live/bench_loads.py)
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 ISSUE = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}
 # What the shipped profile reaches on each held-out load (|error| %, rounded up to the next point; measured

@@ -6,14 +6,12 @@ that is refused names why.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from differential.corpus import CORPUS, corpus_files
 
 from reader.config.load import load_deployment
 from reader.errors import ReaderError
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 
 # file -> (form, model, {dest: value}, gpu, gpu_count, unresolved placeholders)
 LOADS = {
@@ -443,14 +441,13 @@ REFUSED = {
 }
 
 
-def corpus_files() -> list[str]:
-    return sorted(p.name for p in CORPUS.iterdir()
-                  if p.name != "INDEX.yaml" and not p.name.endswith(".provenance.txt"))
+def corpus_names() -> list[str]:
+    return [p.name for p in corpus_files()]
 
 
 def test_the_table_covers_every_corpus_file():
-    assert sorted(set(LOADS) | set(REFUSED)) == corpus_files()
-    assert len(corpus_files()) == 152
+    assert sorted(set(LOADS) | set(REFUSED)) == corpus_names()
+    assert len(corpus_names()) == 152
 
 
 @pytest.mark.parametrize("name", sorted(LOADS))

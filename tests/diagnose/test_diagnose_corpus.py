@@ -11,17 +11,15 @@ no tool could know it (REFUSALS).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
+from differential.corpus import CORPUS, corpus_files
 
 from reader.config.from_cli import load_and_resolve, load_options
 from reader.diagnose.run import diagnose
 from reader.render.report import render_diagnosis
 from reader.errors import ReaderError
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 INDEX = yaml.safe_load((CORPUS / "INDEX.yaml").read_text(encoding="utf-8"))
 WORKLOAD = "{preset: chat, num_requests: 60}"
 
@@ -363,13 +361,12 @@ REFUSALS = {
 }
 
 
-def corpus_files() -> list[str]:
-    return sorted(p.name for p in CORPUS.iterdir()
-                  if p.name != "INDEX.yaml" and not p.name.endswith(".provenance.txt"))
+def corpus_names() -> list[str]:
+    return [p.name for p in corpus_files()]
 
 
 def test_the_diagnose_table_covers_every_corpus_file():
-    assert set(DIAGNOSE) == set(corpus_files())
+    assert set(DIAGNOSE) == set(corpus_names())
     for outcome, options, words, done, why in DIAGNOSE.values():
         assert outcome in ("full", "no-start", "exit-2") and set(options) <= {"model"}
         assert not (done and outcome == "exit-2")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reader.diagnose.skill import SKILL_NAME, generate
+from reader.render.skill import SKILL_NAME, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 

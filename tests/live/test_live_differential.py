@@ -6,13 +6,11 @@ The memory-bound configs are judged by the driver's kv-cache stage, itself check
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
 
 from differential.configs import generate  # noqa: E402
 from differential.harness import compare, describe, options_for, vllm_verdicts  # noqa: E402

@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -97,7 +96,6 @@ def test_ci_unpacks_the_sources_of_every_inventoried_release():
 @pytest.mark.skipif(not REQUIRED and not all((SOURCES / f"v{v}" / ".ready").is_file() for v in TABLE["inventoried"]),
                     reason="the releases' sources are not unpacked (tools/vllm_sources.sh)")
 def test_the_table_lists_exactly_what_the_source_holds():
-    sys.path.insert(0, str(ROOT / "tools"))
     from refusal_sites import Release
 
     for release in TABLE["inventoried"]:

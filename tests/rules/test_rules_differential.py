@@ -6,13 +6,11 @@ checks against the real vLLM itself."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
 
 from differential.harness import compare, describe, known_disagreements  # noqa: E402
 

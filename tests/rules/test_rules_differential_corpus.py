@@ -6,13 +6,11 @@ in rules/differential/corpus-disagreements.yaml, and every listed one must still
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
 
 from differential.corpus import LISTED, compare, corpus_files, fixture_path  # noqa: E402
 

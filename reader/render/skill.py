@@ -16,12 +16,12 @@ def generate(example: str = WORKED_EXAMPLE) -> str:
     from ..config.context import LoadOptions
     from ..config.load import load_deployment
     from ..config.resolve import resolve
-    from ..render.markdown import render
-    from ..render.report import render_diagnosis
+    from .markdown import render
+    from .report import render_diagnosis
     from ..rules_engine.loader import load_rules
     from ..versions import parse_version
-    from .run import diagnose
-    from .scenario import slos_from
+    from ..diagnose.run import diagnose
+    from ..diagnose.scenario import slos_from
     from ..evidence.verdict import MIN_SCORE
 
     ruleset = load_rules()

@@ -9,8 +9,8 @@ from ..capacity.api import compute_capacity
 from ..evidence.compare import compare
 from ..evidence.model import Evidence
 from ..pipeline import capacity_request
-from .evidence import log_evidence, memory_figures
-from .reading import LogReading
+from ..logs.evidence import log_evidence, memory_figures
+from ..logs.reading import LogReading
 
 
 def attach_log(diagnosis: Any, resolved: Any, reading: LogReading) -> None:
@@ -49,7 +49,7 @@ def attach_log(diagnosis: Any, resolved: Any, reading: LogReading) -> None:
     diagnosis.observed = observed
     diagnosis.comparison = comparison
     if reading.stats:
-        from ..diagnose.scenario import slos_from
+        from .scenario import slos_from
         from ..evidence.verdict import decide
 
         diagnosis.observed_verdict = decide(observed, slos_from(resolved), None)

@@ -1,0 +1,60 @@
+"""The stages import downwards only (tools/module_graph.py: load -> resolve -> check / capacity -> simulate ->
+diagnose -> plan -> render -> commands; calibration beside capacity, never imported by capacity/ or config/).
+The upward imports that remain are listed here, each by file and imported package, with why it is still there:
+a new one fails, and one that is mended must leave the list, so it only shrinks."""
+from __future__ import annotations
+
+from module_graph import edges, upward
+
+REMAINING = {
+    # calibration fits against the simulator, logs and the diagnosis's trial runner: its fitting modules sit above
+    # them while its coefficients and profiles (coefficients.py, profile.py) are a low-stage provider
+    ("reader/calibration/bench.py", "sim"),
+    ("reader/calibration/fit_bench.py", "diagnose"),
+    ("reader/calibration/fit_bench.py", "pipeline"),
+    ("reader/calibration/fit_bench.py", "sim"),
+    ("reader/calibration/fit_log.py", "logs"),
+    ("reader/calibration/fit_log.py", "pipeline"),
+    ("reader/calibration/fit_memory.py", "logs"),
+    ("reader/calibration/fit_memory.py", "pipeline"),
+    ("reader/calibration/log_match.py", "logs"),
+    ("reader/calibration/published.py", "diagnose"),
+    ("reader/calibration/published.py", "pipeline"),
+    ("reader/calibration/published.py", "sim"),
+    ("reader/calibration/run_published.py", "pipeline"),
+    ("reader/calibration/run_published.py", "sim"),
+    # the step-time model's default and shipped profiles live in calibration/profile.py
+    ("reader/capacity/steptime.py", "calibration"),
+    # a vLLM log is one of the forms a launch is read from (logs/form.py), and Deployment carries its reading
+    ("reader/config/find.py", "logs"),
+    ("reader/config/model.py", "logs"),
+    # resolve with the calibration profile a config names
+    ("reader/config/from_cli.py", "calibration"),
+    # a version note names the rules the chosen release lacks
+    ("reader/config/version_span.py", "rules_engine"),
+    # `read-log`'s report runs the capacity model on the log's launch
+    ("reader/logs/report.py", "pipeline"),
+    # the memory rules judge the capacity model's start-up verdict
+    ("reader/rules_engine/run.py", "capacity"),
+    ("reader/rules_engine/run.py", "pipeline"),
+}
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    return {(where.split(":")[0], dst) for _, dst, where in upward(edges())}
+
+
+def test_no_new_upward_import():
+    new = upward_imports() - REMAINING
+    assert not new, f"imports a higher stage (move the shared type or function down instead): {sorted(new)}"
+
+
+def test_a_mended_upward_import_leaves_the_list():
+    mended = REMAINING - upward_imports()
+    assert not mended, f"no longer imported upwards, remove from REMAINING: {sorted(mended)}"
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    found = {(where.split(":")[0], dst) for _, dst, where in edges()}
+    assert ("reader/rules_engine/run.py", "capacity") in found  # imported inside startup_memory()
+    assert ("reader/plan/search.py", "diagnose") in found  # `from ..diagnose.bracket import ...`
