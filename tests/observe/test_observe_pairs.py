@@ -93,3 +93,65 @@ def test_the_kv_bound_and_light_recordings_give_their_verdict_from_a_pair_too(ca
     pair_only = Collected([every.snapshots[0], every.snapshots[-1]], f"{case} pair", "scrapes")
     assert build_report(every, SETTINGS, {}).verdict.limit == limit
     assert build_report(pair_only, SETTINGS, {}).verdict.limit == limit
+
+
+# What each figure of the bench's summary is, in the report of the pair around its burst: a range the report
+# gives for it (the client's own view), or a figure the report calls server-side, with its reason printed.
+CLIENT_RANGES = {"median_ttft_ms": "client.ttft_median", "p99_ttft_ms": "client.ttft_p99",
+                 "request_throughput": "throughput.requests", "output_throughput": "throughput.output"}
+SERVER_SIDE_ONLY = {"median_itl_ms": "latency.itl_median", "p99_itl_ms": "latency.itl_p99"}
+
+
+@pytest.mark.parametrize("burst", ["saturated", "idle"])
+def test_every_figure_of_the_bench_lies_in_the_reports_range_or_is_called_server_side(burst):
+    from reader.evidence.compare import figures
+    from reader.render.observe_view import render_observation
+
+    r = build_report(pair(burst), SETTINGS, {})
+    measured, shown = bench(burst), {f.key: f for f in figures(r.evidence)}
+    for field, key in CLIENT_RANGES.items():
+        assert shown[key].low <= measured[field] <= shown[key].high, (field, shown[key])
+    assert r.evidence.duration_low_s <= measured["duration"] <= r.evidence.duration_s
+    assert r.evidence.num_requests == measured["completed"]
+    assert r.evidence.prompt_tokens_total == measured["total_input_tokens"]
+    assert r.evidence.output_tokens_total == measured["total_output_tokens"]
+    for field, key in SERVER_SIDE_ONLY.items():
+        inside = shown[key].low <= measured[field] <= shown[key].high
+        assert inside or shown[key].label.endswith("server-side"), (field, shown[key])
+    text = render_observation(r)
+    assert "TPOT" not in text.split("Notes:")[0]       # the server's TPOT is not shown as if it were the client's
+    assert "its ITL and TPOT percentiles are unknown here" in text
+
+
+def test_the_servers_ttft_bucket_alone_misses_the_benchs_median_which_is_why_the_client_row_exists():
+    """On the saturated burst (two shared CPUs) the bench's TTFT median, 2.70 s, is above the server's own bucket
+    (1.0-2.5 s): connecting, parsing and streaming are on the client's clock, not on vLLM's."""
+    ev = build_report(pair("saturated"), SETTINGS, {}).evidence
+    low, high = ev.bucket_ranges["ttft.median"]
+    assert high < bench("saturated")["median_ttft_ms"]
+    assert ev.figure("client.ttft_median").low == low
+
+
+def test_a_clients_percentile_is_never_below_the_bound_given_for_it():
+    """Whatever each request's untimed path (added to the server's time), a client's percentile, interpolated as
+    numpy does, stays at or above the bound: also at P99 of 96, where the bucket of rank 0.99 * 96 would not."""
+    import math
+
+    import numpy as np
+
+    from reader.observe.client_view import client_figures
+    from reader.observe.histogram import Histogram
+
+    rng = np.random.default_rng(0)
+    bounds = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, math.inf)
+    one_slow = np.array([0.2] * 95 + [3.0])   # P99 of 96 interpolates 5% of the way to the slowest: 0.34 s
+    for n in [96] + [int(x) for x in rng.integers(2, 200, size=300)]:
+        server = one_slow if n == 96 and one_slow is not None else (
+            rng.choice([0.05, 0.2, 0.4, 0.9, 2.0, 4.0, 7.0], size=n) * rng.uniform(0.9, 1.0, size=n))
+        one_slow = None
+        client = server + rng.exponential(0.05, size=n) * rng.integers(0, 2, size=n)
+        h = Histogram(bounds=bounds, counts=tuple(float((server <= b).sum()) for b in bounds),
+                      total=float(server.sum()), count=float(n))
+        shown = {f.key: f.low for f in client_figures({"ttft": h})}
+        for key, q in (("client.ttft_median", 50), ("client.ttft_p99", 99)):
+            assert shown.get(key, 0.0) <= 1000.0 * np.percentile(client, q) + 1e-9, (n, key)
