@@ -33,7 +33,7 @@ SERVER_SIDE = ("TTFT, ITL and end-to-end latency above are server-side: vLLM tim
                "server's buckets' lower bounds (the rows 'as a client sees it'); its ITL and TPOT percentiles are "
                "unknown here, since the stream can bunch chunks or hold them back")
 
-# (histogram, label, percentile) of the figures a client's own timings are bounded by from below
+# (figure key, histogram, label, percentile): the figures whose client-side value the server bounds from below
 CLIENT_FIGURES = (("client.ttft_median", "ttft", "TTFT median", 0.5), ("client.ttft_p99", "ttft", "TTFT P99", 0.99),
                   ("client.e2el_p99", "e2el", "end-to-end latency P99", 0.99))
 
