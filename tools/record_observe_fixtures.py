@@ -8,13 +8,14 @@ prometheus.json.gz (when Prometheus ran), server.log.gz (vLLM's own log) and met
 flags, request lengths, the server's final counters).
 
     eval "$(bash tools/vllm_env.sh 0.32.0)"
-    flock /tmp/live-server.lock python tools/record_observe_fixtures.py [burst-kv|light|bench|all]
+    flock /tmp/live-server.lock python tools/record_observe_fixtures.py [burst-kv|light|bench|bench-kv|all]
 
 The `bench` case runs `vllm bench serve` (tests/live/_observe_cases.py: BENCH_BURSTS) against the CPU server
 configured as fixtures/live/metrics/bench/serve.sh says, and keeps per burst the scrapes from an idle one before
 it to an idle one after (<burst>.prom.gz), the bench's own result (<burst>.bench.json) and, for the saturated
 burst, its last scrape cut at the line boundary before the first request-success or step-count series
-(saturated-cut.prom: what a scrape interrupted mid-page holds).
+(saturated-cut.prom: what a scrape interrupted mid-page holds). The `bench-kv` case does the same for one
+saturated burst against that server with its KV cache cut to 24 blocks (BENCH_KV_SERVER).
 """
 from __future__ import annotations
 
@@ -34,8 +35,7 @@ sys.path.insert(0, str(ROOT))
 from reader.observe.prometheus import fetch_range  # noqa: E402
 from tests.live._prometheus import prometheus_binary, prometheus_server  # noqa: E402
 from tests.live._server import bench_serve, live_server, venv_for  # noqa: E402
-from tests.live._observe_cases import (BENCH_BURSTS, BENCH_SERVER, BURSTS, CONSTRAINED, LIGHT,  # noqa: E402
-                                       PACED)
+from tests.live._observe_cases import BENCH_CASES, BURSTS, CONSTRAINED, LIGHT, PACED  # noqa: E402
 from tests.live._traffic import Scraper, burst, paced, request_lengths  # noqa: E402
 
 CASES = {
@@ -113,17 +113,18 @@ def cut(text: str) -> str:
     return "".join(lines[:first])
 
 
-def record_bench(out: Path, version: str = "0.32.0") -> dict:
+def record_bench(out: Path, case: str = "bench", version: str = "0.32.0") -> dict:
     venv = venv_for(version)
     if venv is None:
         raise SystemExit(f"no vLLM {version} environment: eval \"$(bash tools/vllm_env.sh {version})\" first")
-    folder = out / "bench"
+    flags, bursts = BENCH_CASES[case]
+    folder = out / case
     folder.mkdir(parents=True, exist_ok=True)
     runs: dict = {}
     with tempfile.TemporaryDirectory(prefix="vllm-reader-record-") as tmp:
         tmp_path = Path(tmp)
-        with live_server(venv, BENCH_SERVER, tmp_path / "server.log") as server:
-            for name, args in BENCH_BURSTS.items():
+        with live_server(venv, flags, tmp_path / "server.log") as server:
+            for name, args in bursts.items():
                 time.sleep(2 * SCRAPE_INTERVAL_S)
                 result = tmp_path / f"{name}.json"
                 with Scraper(server, SCRAPE_INTERVAL_S) as scraper:
@@ -145,29 +146,29 @@ def record_bench(out: Path, version: str = "0.32.0") -> dict:
             log = server.log()
         with gzip.open(folder / "server.log.gz", "wt") as f:
             f.write(log)
-    meta = {"case": "bench", "vllm_version": version,
+    meta = {"case": case, "vllm_version": version,
             "recorded": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
             "machine": f"{platform.machine()}, {platform.system()}; shared CPU (timings are noisy, counts exact)",
             "server": {"model": "fixtures/live/tiny-llama (2-layer Llama, dummy weights)",
-                       "flags": ["--load-format", "dummy", "--dtype", "bfloat16", "--enforce-eager", *BENCH_SERVER],
+                       "flags": ["--load-format", "dummy", "--dtype", "bfloat16", "--enforce-eager", *flags],
                        "env": {"VLLM_CPU_KVCACHE_SPACE": "1"}},
             "runs": runs, "scrape_interval_s": SCRAPE_INTERVAL_S,
-            "recorded_by": "python tools/record_observe_fixtures.py bench"}
+            "recorded_by": "python tools/record_observe_fixtures.py " + case}
     (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("case", nargs="?", default="all", choices=[*CASES, "bench", "all"])
+    parser.add_argument("case", nargs="?", default="all", choices=[*CASES, *BENCH_CASES, "all"])
     parser.add_argument("--out", type=Path, default=ROOT / "fixtures" / "live" / "metrics")
     args = parser.parse_args()
-    if args.case in ("bench", "all"):
-        meta = record_bench(args.out)
-        print("bench: " + ", ".join(f"{k} {v['scrapes']} scrapes in {v['finished'] - v['started']:.1f} s"
-                                    for k, v in meta["runs"].items()), flush=True)
-        if args.case == "bench":
-            return
+    for case in (list(BENCH_CASES) if args.case == "all" else [args.case] if args.case in BENCH_CASES else []):
+        meta = record_bench(args.out, case)
+        print(f"{case}: " + ", ".join(f"{k} {v['scrapes']} scrapes in {v['finished'] - v['started']:.1f} s"
+                                      for k, v in meta["runs"].items()), flush=True)
+    if args.case in BENCH_CASES:
+        return
     for case in (list(CASES) if args.case == "all" else [args.case]):
         meta = record(case, args.out)
         print(f"{case}: {meta['scrapes']} scrapes, {sum(map(len, meta['traffic']['requests']))} requests in "

@@ -56,6 +56,7 @@ class Row(BaseModel):
     observed_low: Optional[float] = None      # the range the observed value is only known to lie in
     observed_high: Optional[float] = None
     unknown: bool = False                     # the source could not read it (not zero)
+    bound: str = ""                           # why the observed side is only a bound (Figure.bound)
     kind: Optional[str] = None
     tolerance: Optional[float] = None
     difference: Optional[float] = None        # (predicted - observed) / observed
@@ -126,16 +127,16 @@ ROWS: tuple[_Spec, ...] = (
           WORKLOAD),
     _Spec("sched.queue_p99", "scheduling", "queueing time P99", "ms", lambda e: e.queue_time_ms.p99, "bucket",
           STEP_TIME, bucket="queue.p99"),
-    _Spec("latency.ttft_median", "latency", "TTFT median", "ms", lambda e: e.ttft_ms.median, "bucket", STEP_TIME,
-          bucket="ttft.median"),
-    _Spec("latency.ttft_p99", "latency", "TTFT P99", "ms", lambda e: e.ttft_ms.p99, "bucket", STEP_TIME,
-          bucket="ttft.p99"),
-    _Spec("latency.itl_median", "latency", "ITL median", "ms", lambda e: e.itl_ms.median, "bucket", STEP_TIME,
-          bucket="itl.median"),
-    _Spec("latency.itl_p99", "latency", "ITL P99", "ms", lambda e: e.itl_ms.p99, "bucket", STEP_TIME,
-          bucket="itl.p99"),
-    _Spec("latency.e2el_p99", "latency", "end-to-end latency P99", "ms", lambda e: e.e2el_ms.p99, "bucket",
-          STEP_TIME, bucket="e2el.p99"),
+    _Spec("latency.ttft_median", "latency", "TTFT median, server-side", "ms", lambda e: e.ttft_ms.median, "bucket",
+          STEP_TIME, bucket="ttft.median"),
+    _Spec("latency.ttft_p99", "latency", "TTFT P99, server-side", "ms", lambda e: e.ttft_ms.p99, "bucket",
+          STEP_TIME, bucket="ttft.p99"),
+    _Spec("latency.itl_median", "latency", "ITL median, server-side", "ms", lambda e: e.itl_ms.median, "bucket",
+          STEP_TIME, bucket="itl.median"),
+    _Spec("latency.itl_p99", "latency", "ITL P99, server-side", "ms", lambda e: e.itl_ms.p99, "bucket",
+          STEP_TIME, bucket="itl.p99"),
+    _Spec("latency.e2el_p99", "latency", "end-to-end latency P99, server-side", "ms", lambda e: e.e2el_ms.p99,
+          "bucket", STEP_TIME, bucket="e2el.p99"),
     _Spec("latency.step_mean", "latency", "time per engine step, mean while busy", "ms", lambda e: e.step_ms_mean,
           "count", STEP_TIME),
     _Spec("throughput.requests", "throughput", "request throughput", "req/s", lambda e: e.request_throughput,
@@ -205,6 +206,7 @@ def _row(key: str, p: Optional[Figure], o: Optional[Figure], drawn: Optional[lis
               predicted=p.value if p else None, observed=o.value if o else None,
               exact=bool(o and o.exact), tolerance=tolerance, kind=meta.kind,
               observed_low=o.low if o else None, observed_high=o.high if o else None,
+              bound=o.bound if o else "",
               unknown=bool(o and o.value is None), if_off=reasons.get(meta.group) or meta.if_off)
     if drawn:
         row.predicted = float(statistics.median(drawn))

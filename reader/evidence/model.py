@@ -41,6 +41,7 @@ class Figure(BaseModel):
     if_off: str = ""
     low: Optional[float] = None   # the range the value is only known to lie in (a bucket, a span's bounds)
     high: Optional[float] = None
+    bound: str = ""               # why only a bound is known (a client's view of a server-side figure)
 
 
 class Evidence(BaseModel):

@@ -154,7 +154,10 @@ def _budget_large(ev: Evidence, slo: list[SloCheck]) -> Signal:
     score = max(0.0, min(1.0, (ratio - 2.0) / 4.0)) * prefill_share * weight
     if itl_missed and prefill_share > 0.5:
         score = max(score, 0.6)
-    lines = [f"ITL P99 {_ms(itl.p99)} against a median of {_ms(itl.median)} ({ratio:.1f}x)", second]
+    # from buckets (metrics) the ratio is of two interpolations: said so, beside the buckets themselves
+    how = " interpolated within them" if "itl.p99" in ev.bucket_ranges else ""
+    lines = [f"ITL P99 {_pct(ev, 'itl.p99', itl.p99)} against a median of {_pct(ev, 'itl.median', itl.median)} "
+             f"({ratio:.1f}x{how})", second]
     return Signal(limit="budget_large", score=round(score, 3), evidence=lines)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..evidence.model import Evidence
+from .client_view import SERVER_SIDE, client_figures
 from .histogram import Histogram
 from .names import BY_KEY
 from .series import Window
@@ -184,6 +185,12 @@ def observe(w: Window, settings: Settings, source: str, unit: str) -> Observatio
     )
     if span.how:
         notes.append(span.how)
+    ev.figures = client_figures({key: read.histogram(key) for key in ("ttft", "e2el")})
+    if ev.ttft_ms.count or ev.itl_ms.count:
+        notes.append(SERVER_SIDE)
+    read.keep_ranges("prompt_len", prompt_h)
+    read.keep_ranges("output_len", output_h)
+    ev.bucket_ranges = read.ranges
     if steps_h is not None and steps:
         ev.mean_tokens_per_step = steps_h.mean
         budget = settings.max_num_batched_tokens
@@ -259,11 +266,14 @@ class _Reader:
         h = self.histogram(key)
         if h is None:
             return LatencyStats()
-        for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
-            bucket = h.bucket_of(q)
-            if bucket is not None:
-                self.ranges[f"{key}.{name}"] = (1000.0 * bucket[0], 1000.0 * bucket[1])
+        self.keep_ranges(key, h, 1000.0)
         return h.stats(1000.0)
+
+    def keep_ranges(self, key: str, h: Optional[Histogram], scale: float = 1.0) -> None:
+        for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
+            bucket = h.bucket_of(q) if h is not None else None
+            if bucket is not None:
+                self.ranges[f"{key}.{name}"] = (scale * bucket[0], scale * bucket[1])
 
     def unknown_figures(self) -> list[str]:
         return [f for key in self.unread for f in FIGURES_OF.get(key, ())]

@@ -40,7 +40,10 @@ class Histogram:
         bucket the upper bound is infinite."""
         if self.count <= 0 or not self.bounds:
             return None
-        rank = q * self.counts[-1]
+        return self.bucket_of_rank(q * self.counts[-1])
+
+    def bucket_of_rank(self, rank: float) -> tuple[float, float]:
+        """The bucket the rank-th smallest observation lies in."""
         lower = 0.0
         for bound, cum in zip(self.bounds, self.counts):
             if cum >= rank and cum > 0:

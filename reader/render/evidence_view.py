@@ -28,6 +28,9 @@ def observed(f: Any) -> str:
     high = getattr(f, "observed_high", None) if hasattr(f, "observed_high") else f.high
     if value is None:
         return "unknown (not read at both ends of the window)" if getattr(f, "unknown", True) else "n/a"
+    bound = getattr(f, "bound", "")
+    if bound and low is not None:
+        return f"at least {quantity(low, f.unit)} ({bound})"
     if low is not None and high is not None:
         top = "and up" if math.isinf(high) else f"to {quantity(high, f.unit)}"
         if getattr(f, "kind", None) == "bucket":

@@ -1,11 +1,13 @@
 """Render an observe report: Markdown (Jinja2), JSON (versioned schema) and SARIF 2.1.0."""
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
 from .. import __version__
 from ..evidence.compare import figures
+from ..evidence.model import Evidence
 from ..evidence.verdict import DEFAULT_NAMES
 from ..observe.names import BY_KEY
 from ..observe.report import ObserveReport
@@ -44,7 +46,16 @@ def markdown(r: ObserveReport) -> str:
     if len(r.load.intervals) > 40:
         arrivals += f", ... ({len(r.load.intervals)} intervals)"
     return render("observe.md.j2", r=r, names=DEFAULT_NAMES, verdict_paragraph=verdict_paragraph(r),
-                  figures=figures(r.evidence), older_names=older, arrivals=arrivals, ms=ms, **view_helpers())
+                  figures=figures(r.evidence), older_names=older, arrivals=arrivals, ms=ms,
+                  length_buckets=length_buckets, **view_helpers())
+
+
+def length_buckets(ev: Evidence, key: str) -> str:
+    """A length histogram's percentiles as the buckets they lie in (256-token prompts lie in 200-500: an
+    interpolated 350 would be a length no request had)."""
+    ranges = [ev.bucket_ranges.get(f"{key}.{name}") for name in ("median", "p90", "p99")]
+    return ", ".join("unknown" if b is None else f"{quantity(b[0])} to {quantity(b[1], 'tokens')}"
+                     if not math.isinf(b[1]) else f"above {quantity(b[0], 'tokens')}" for b in ranges)
 
 
 _RULES = {

@@ -28,3 +28,10 @@ BENCH_BURSTS = {
     "idle": ["--dataset-name", "random", "--random-input-len", "256", "--random-output-len", "32",
              "--num-prompts", "8", "--ignore-eos", "--seed", "1", "--temperature", "0"],
 }
+
+# The same server with its KV cache cut to 24 blocks of 128 tokens (3,072 tokens): 16 requests of 256 + 128
+# tokens need 48, so admission waits for blocks and running requests are preempted. One burst of 96 at once.
+BENCH_KV_SERVER = ["--num-gpu-blocks-override", "24", *BENCH_SERVER]
+BENCH_KV_BURSTS = {"kv": BENCH_BURSTS["saturated"]}
+# Each bench recording (tools/record_observe_fixtures.py <case>): its server's flags and its bursts.
+BENCH_CASES = {"bench": (BENCH_SERVER, BENCH_BURSTS), "bench-kv": (BENCH_KV_SERVER, BENCH_KV_BURSTS)}

@@ -30,7 +30,7 @@ def server(vllm_032, tmp_path_factory):
         yield running
 
 
-def watched(vllm_032, server, burst: str, folder) -> tuple[dict, dict, str]:
+def watched(vllm_032, server, burst: str, folder, bursts: dict = BENCH_BURSTS) -> tuple[dict, dict, str]:
     """observe's live JSON report, the bench's result and the saved scrapes' path, for one burst."""
     saved = folder / f"{burst}.prom.gz"
     watcher = subprocess.Popen([sys.executable, "-m", "reader", "observe", server.url, "--window", "300",
@@ -40,7 +40,7 @@ def watched(vllm_032, server, burst: str, folder) -> tuple[dict, dict, str]:
     try:
         first = watcher.stderr.readline()
         assert first.startswith("observe: scraped "), first + watcher.stderr.read()
-        result = bench_serve(vllm_032, server, [(folder / f"{burst}.json", BENCH_BURSTS[burst])])[0]
+        result = bench_serve(vllm_032, server, [(folder / f"{burst}.json", bursts[burst])])[0]
         out, err = watcher.communicate(timeout=300)
     finally:
         if watcher.poll() is None:
@@ -68,6 +68,15 @@ def test_the_pair_gives_the_live_verdict_and_ranges_that_hold_the_benchs_figures
     assert low <= measured["duration"] <= ev.duration_s
     assert ev.output_throughput <= measured["output_throughput"] <= ev.output_throughput * ev.duration_s / low
     assert ev.num_requests == measured["completed"] and ev.output_tokens_total == measured["total_output_tokens"]
+    holds_the_clients_ttft(ev, measured)
+
+
+def holds_the_clients_ttft(ev, measured: dict) -> None:
+    """The bench's TTFT is a client's: at least the bound the report gives for it (the server's own bucket may
+    lie below it: vLLM does not time connecting, parsing or streaming)."""
+    for field, key in (("median_ttft_ms", "client.ttft_median"), ("p99_ttft_ms", "client.ttft_p99")):
+        bound = ev.figure(key)
+        assert bound is None or bound.low <= measured[field], (field, bound)
 
 
 def test_the_cpu_script_predicts_the_servers_kv_tokens_exactly(vllm_032, server, tmp_path):
