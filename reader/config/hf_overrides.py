@@ -12,8 +12,9 @@ vllm/config/model.py @ v0.18.0 and v0.32.0). Then:
 
 Seen on the real CPU builds: both refuse `--max-model-len 131072` for Qwen2.5-32B-Instruct with a YaRN factor 4
 override ("derived max_model_len (max_position_embeddings=32768.0 ...)",
-fixtures/differential/corpus-vllm-0.32.0.jsonl and -0.18.0.jsonl, shell_t0-1_isambard_qwen_tools.sh). The
-releases between were not read, so for them nothing is said.
+fixtures/differential/corpus-vllm-0.32.0.jsonl and -0.18.0.jsonl, shell_t0-1_isambard_qwen_tools.sh), and
+0.32.0 accepts it with a linear factor 4 where 0.18.0 refuses (fixtures/differential/rope-overrides-vllm-*.json).
+The releases between were not read, so for them nothing is said.
 """
 from __future__ import annotations
 
