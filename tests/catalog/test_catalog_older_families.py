@@ -74,3 +74,15 @@ def test_chatglm_without_multi_query_attention_keeps_a_kv_head_per_query_head(tm
     config["multi_query_attention"] = False
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert read_model_path(tmp_path).num_key_value_heads == 32
+
+
+def test_glm_4_9b_chat():
+    """GLM-4-9B-Chat (model_type chatglm), ChatGLM3's layout at 40 layers and padded_vocab_size 151552. Per layer:
+    2 x 4096 + 4096 x 4608 + 4608 + 4096^2 + 3 x 4096 x 13696 = 203,960,832; x 40 = 8,158,433,280. Outside:
+    2 x 151552 x 4096 + 4096 = 1,241,518,080. Total 9,399,951,360, the published 9.4B.
+    KV per token in bfloat16: 40 x 2 x 2 heads x 128 x 2 bytes = 40,960 (the GQA of 16 query heads per KV head
+    keeps a 131072-token request at 5 GiB)."""
+    spec = read_model_path(MODELS / "THUDM/glm-4-9b-chat")
+    assert spec.params_total == 9_399_951_360
+    assert spec.max_position_embeddings == 131072
+    assert kv_bytes_per_token("THUDM/glm-4-9b-chat") == 40_960
