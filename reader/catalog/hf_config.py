@@ -93,10 +93,11 @@ _POOLING_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "For
 
 
 # Every key this reader reads: the shipped catalog's config.json files are trimmed to these (and a
-# test checks that they hold nothing else). quantization_config is kept whole; text_config and
+# test checks that they hold nothing else). quantization_config is kept whole; text_config (llm_config) and
 # vision_config are trimmed the same way (vision_config only says the model is multimodal).
 READ_KEYS = frozenset({
-    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "vision_config", "quantization_config",
+    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "llm_config", "vision_config",
+    "quantization_config",
     "is_encoder_decoder", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "intermediate_size", "intermediate_size_mlp", "vocab_size", "max_position_embeddings",
     "tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "topk_method", "sliding_window",
@@ -122,7 +123,7 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in READ_KEYS:
             continue
-        if key == "text_config" and isinstance(value, dict):
+        if key in ("text_config", "llm_config") and isinstance(value, dict):
             value = trim_config(value)
         elif key == "vision_config" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k == "model_type"}
@@ -152,13 +153,14 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
                           file=file, key="model_type")
     archs = _architectures(config, file)
     _refuse_unmodelled(config, model_type, archs, file)
-    text_cfg = config.get("text_config")
+    text_key = _text_config_key(config)
+    text_cfg = config.get(text_key)
     if text_cfg is not None and not isinstance(text_cfg, dict):
-        raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key="text_config")
+        raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key=text_key)
     data = text_cfg if text_cfg is not None else config
     text_type = (data.get("model_type") if text_cfg is not None else None) or _TEXT_MODEL_TYPES.get(
         model_type, model_type)
-    prefix = "text_config." if text_cfg is not None else ""
+    prefix = f"{text_key}." if text_cfg is not None else ""
     f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type))
     b = _Build(f, model_type, text_type)
 
@@ -206,6 +208,14 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         source=source,
         notes=_final_notes(b),
     )
+
+
+def _text_config_key(config: Mapping[str, Any]) -> str:
+    """Where a multimodal wrapper keeps its language model: text_config, or InternVL's llm_config, which vLLM
+    renames to text_config and builds the language model from (vllm/transformers_utils/config.py
+    "llm_config": "text_config"; vllm/model_executor/models/internvl.py @ v0.32.0)."""
+    return "llm_config" if "text_config" not in config and isinstance(config.get("llm_config"), dict) \
+        else "text_config"
 
 
 def _final_notes(b: _Build) -> str:

@@ -86,3 +86,23 @@ def test_glm_4_9b_chat():
     assert spec.params_total == 9_399_951_360
     assert spec.max_position_embeddings == 131072
     assert kv_bytes_per_token("THUDM/glm-4-9b-chat") == 40_960
+
+
+def test_internvl2_2b_reads_its_language_model_from_llm_config():
+    """InternVL2-2B (model_type internvl_chat) keeps its LM under llm_config, which vLLM renames text_config
+    and builds (vllm/transformers_utils/config.py, internvl.py): internlm2-chat-1_8b, hidden 2048, 24 layers,
+    16 heads and 8 KV heads of 128, MLP 8192 (gated), vocab 92553, untied. Per layer: 2 x 2048 (norms) +
+    2048 x (2048 + 2 x 1024) + 2048^2 + 3 x 2048 x 8192 = 62,918,656; x 24 = 1,510,047,744. Outside:
+    2 x 92553 x 2048 + 2048 = 379,099,136. Total 1,889,146,880: internlm2-chat-1_8b's published 1.89B; the
+    vision tower (InternViT-300M) is not counted, as for every multimodal model (the capacity notes say so).
+    KV per token in bfloat16: 24 x 2 x 8 x 128 x 2 bytes = 98,304."""
+    from reader.capacity.api import CapacityRequest, compute_capacity
+
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "hf_configs" / "internvl2-2b"
+    spec = read_model_path(folder)
+    assert spec.params_total == 1_889_146_880
+    assert spec.is_multimodal and spec.num_key_value_heads == 8 and spec.model_type == "internvl_chat"
+    cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
+                                           max_model_len=512, max_num_batched_tokens=2048, max_num_seqs=16,
+                                           gpu_memory_utilization=0.9))
+    assert int(cap.kv_bytes_per_token.value) == 98_304
