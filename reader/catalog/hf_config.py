@@ -240,6 +240,14 @@ def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[s
         raise ReaderError(
             f"{what} is an encoder-decoder model; vllm-reader models decoder-only generation, so its encoder "
             "cache, cross-attention KV and scheduling are not modelled.", file=file, key="model_type")
+    if model_type == "minicpm3":
+        # MiniCPM3Attention (vllm/model_executor/models/minicpm3.py @ v0.32.0) has MLA's low-rank weights but
+        # caches full K and V for every head (num_kv_heads = heads, head size qk_nope + qk_rope): read as MLA, the
+        # KV cache would come out some 27 times too small
+        raise ReaderError(
+            f"{what}: vLLM keeps a full key and value per head for MiniCPM3 although its weights are low-rank like "
+            "DeepSeek's multi-head latent attention; vllm-reader does not model that mix yet, and reading it as "
+            "MLA would size the KV cache far too small.", file=file, key="model_type")
     if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
         raise ReaderError(
             f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
