@@ -114,6 +114,9 @@ class WorkerMemory(BaseModel):
     available_kv: Figure
     num_blocks: Figure
     kv_request_bytes: Figure  # one request at max_model_len on this worker
+    # the KV memory was given (kv_cache_memory_bytes, the CPU build's VLLM_CPU_KVCACHE_SPACE), so whether one
+    # max-length request fits does not depend on the GPU's memory
+    kv_given: bool = False
 
 
 class Capacity(BaseModel):
@@ -314,7 +317,7 @@ def _worker_memory(req: CapacityRequest, st: StageInfo, shapes, layout: KvLayout
     return WorkerMemory(
         stage=st.index, gpu=st.gpu.id, layers=st.layers, total=total, requested=req_fig, weights=weights,
         activation_peak=act, non_torch=nt, cudagraph=graphs, other_processes=other, available_kv=avail_fig,
-        num_blocks=Figure(value=blocks, unit="blocks", how=blocks_how, source=_KV_SRC + " get_num_blocks 836-851"),
+        kv_given=req.kv_cache_memory_bytes is not None, num_blocks=Figure(value=blocks, unit="blocks", how=blocks_how, source=_KV_SRC + " get_num_blocks 836-851"),
         kv_request_bytes=Figure(value=need, unit="bytes", source=_KV_SRC + " max_memory_usage_bytes",
                                 how=f"one request of {req.max_model_len:,} tokens on this worker: {gib(need)}"))
 

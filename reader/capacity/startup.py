@@ -34,6 +34,7 @@ def memory_facts(cap: Any) -> dict[str, Any]:
            "memory.needed_gib": _gib(need), "memory.weights_gib": _gib(worker.weights.value),
            "memory.requested_gib": _gib(worker.requested.value), "memory.gpu": worker.gpu,
            "memory.max_model_len": cap.max_model_len, "memory.kind": error.kind if error else None,
+           "memory.kv_given": worker.kv_given,
            "memory.message": error.message if error else None, "memory.source": error.source if error else None}
     if error is not None and error.estimated_max_model_len:
         out["memory.max_model_len_that_fits"] = error.estimated_max_model_len

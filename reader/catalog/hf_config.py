@@ -28,7 +28,8 @@ _DEFAULTS_SOURCE = (
     "transformers configuration classes: src/transformers/models/gemma3/configuration_gemma3.py "
     "@ d98ac17c (Gemma3TextConfig), src/transformers/models/llama4/configuration_llama4.py @ b17cfe48 "
     "(Llama4TextConfig), models/gpt2/configuration_gpt2.py (GPT2Config: n_inner None = 4 x n_embd), "
-    "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval)"
+    "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval), "
+    "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd)"
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.
@@ -48,13 +49,19 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
              "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
     "opt": {"intermediate_size": "ffn_dim"},
+    "gptj": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+             "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
+    # ChatGLM's own names, as vLLM reads them (vllm/model_executor/models/chatglm.py @ v0.32.0: num_layers,
+    # ffn_hidden_size, padded_vocab_size; seq_length is among the keys _get_and_verify_max_len derives from)
+    "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
+                "vocab_size": "padded_vocab_size", "max_position_embeddings": "seq_length"},
     "nemotron_h": {"head_dim": "attention_head_dim"},
 }
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
-    "qwen3_5_moe_text",
+    "qwen3_5_moe_text", "gptj", "phi",
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
@@ -65,7 +72,14 @@ _NO_O_BIAS_TYPES = {"glm4_moe"}  # attention_bias covers q/k/v only
 _SCORE_BIAS_TYPES = {"deepseek_v3", "kimi_k2", "glm4_moe"}  # e_score_correction_bias per expert
 _SHARED_GATE_TYPES = {"qwen2_moe"} | _GDN_TYPES  # shared_expert_gate: Linear(hidden, 1)
 _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sliding_window defaults false
-_LAYERNORM_TYPES = {"gpt2", "opt"}  # LayerNorm with a bias, biased linears, two-matrix MLP, learned positions
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi"}  # LayerNorm with a bias, biased linears, two-matrix MLP
+# GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
+# (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
+# is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
+# input_layernorm, lm_head bias=True; vllm/model_executor/models/phi.py @ v0.18.0 the same)
+_PARALLEL_BLOCK_TYPES = {"gptj", "phi"}
+_LM_HEAD_BIAS_TYPES = {"gptj", "phi"}
+_UNBIASED_ATTENTION_TYPES = {"gptj"}  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -79,10 +93,11 @@ _POOLING_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "For
 
 
 # Every key this reader reads: the shipped catalog's config.json files are trimmed to these (and a
-# test checks that they hold nothing else). quantization_config is kept whole; text_config and
+# test checks that they hold nothing else). quantization_config is kept whole; text_config (llm_config) and
 # vision_config are trimmed the same way (vision_config only says the model is multimodal).
 READ_KEYS = frozenset({
-    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "vision_config", "quantization_config",
+    "model_type", "architectures", "torch_dtype", "dtype", "text_config", "llm_config", "vision_config",
+    "quantization_config",
     "is_encoder_decoder", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "intermediate_size", "intermediate_size_mlp", "vocab_size", "max_position_embeddings",
     "tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "topk_method", "sliding_window",
@@ -97,6 +112,8 @@ READ_KEYS = frozenset({
     "hybrid_override_pattern", "attention_head_dim", "mamba_num_heads", "mamba_head_dim", "n_groups",
     "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
+    "num_layers", "ffn_hidden_size", "padded_vocab_size", "seq_length", "multi_query_attention",
+    "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm",
 })
 
 
@@ -106,7 +123,7 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in READ_KEYS:
             continue
-        if key == "text_config" and isinstance(value, dict):
+        if key in ("text_config", "llm_config") and isinstance(value, dict):
             value = trim_config(value)
         elif key == "vision_config" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k == "model_type"}
@@ -136,13 +153,14 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
                           file=file, key="model_type")
     archs = _architectures(config, file)
     _refuse_unmodelled(config, model_type, archs, file)
-    text_cfg = config.get("text_config")
+    text_key = _text_config_key(config)
+    text_cfg = config.get(text_key)
     if text_cfg is not None and not isinstance(text_cfg, dict):
-        raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key="text_config")
+        raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key=text_key)
     data = text_cfg if text_cfg is not None else config
     text_type = (data.get("model_type") if text_cfg is not None else None) or _TEXT_MODEL_TYPES.get(
         model_type, model_type)
-    prefix = "text_config." if text_cfg is not None else ""
+    prefix = f"{text_key}." if text_cfg is not None else ""
     f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type))
     b = _Build(f, model_type, text_type)
 
@@ -192,6 +210,14 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     )
 
 
+def _text_config_key(config: Mapping[str, Any]) -> str:
+    """Where a multimodal wrapper keeps its language model: text_config, or InternVL's llm_config, which vLLM
+    renames to text_config and builds the language model from (vllm/transformers_utils/config.py
+    "llm_config": "text_config"; vllm/model_executor/models/internvl.py @ v0.32.0)."""
+    return "llm_config" if "text_config" not in config and isinstance(config.get("llm_config"), dict) \
+        else "text_config"
+
+
 def _final_notes(b: _Build) -> str:
     notes = list(b.notes)
     if b.f.defaulted:
@@ -214,6 +240,14 @@ def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[s
         raise ReaderError(
             f"{what} is an encoder-decoder model; vllm-reader models decoder-only generation, so its encoder "
             "cache, cross-attention KV and scheduling are not modelled.", file=file, key="model_type")
+    if model_type == "minicpm3":
+        # MiniCPM3Attention (vllm/model_executor/models/minicpm3.py @ v0.32.0) has MLA's low-rank weights but
+        # caches full K and V for every head (num_kv_heads = heads, head size qk_nope + qk_rope): read as MLA, the
+        # KV cache would come out some 27 times too small
+        raise ReaderError(
+            f"{what}: vLLM keeps a full key and value per head for MiniCPM3 although its weights are low-rank like "
+            "DeepSeek's multi-head latent attention; vllm-reader does not model that mix yet, and reading it as "
+            "MLA would size the KV cache far too small.", file=file, key="model_type")
     if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
         raise ReaderError(
             f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
@@ -262,27 +296,31 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
            ffns: list[str]) -> tuple[Shape, Optional[MLASpec], int]:
     f, t = b.f, b.text_type
     hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
-    kv_heads = f.int("num_key_value_heads") or heads
+    kv_heads = _kv_heads(f, t, heads)
     mla = _mla(f)
     head_dim = (mla.qk_nope_head_dim + mla.qk_rope_head_dim) if mla else _head_dim(f, hidden, heads)
     tied = f.bool("tie_word_embeddings", default=t not in _UNTIED_BY_DEFAULT)
     attention_bias = f.bool("attention_bias", default=False)
-    layernorm = t in _LAYERNORM_TYPES
+    layernorm = t in _LAYERNORM_TYPES or (t == "chatglm" and not f.bool("rmsnorm", default=True))
     biased = layernorm and (t != "opt" or f.bool("enable_bias", default=True))
+    if t == "chatglm":
+        biased = f.bool("add_bias_linear", default=False)  # chatglm.py: dense and MLP biases
+        attention_bias = biased or f.bool("add_qkv_bias", default=False)  # query_key_value's bias
     shape = Shape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
         intermediate=_intermediate(b, hidden, ffns), vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
-        qkv_bias=attention_bias or t in _QKV_BIAS_TYPES or biased,
-        o_bias=(attention_bias and t not in _NO_O_BIAS_TYPES) or biased,
+        qkv_bias=attention_bias or t in _QKV_BIAS_TYPES or (biased and t not in _UNBIASED_ATTENTION_TYPES),
+        o_bias=(attention_bias and t not in _NO_O_BIAS_TYPES and t != "chatglm")
+        or (biased and t not in _UNBIASED_ATTENTION_TYPES),
         qk_norm=t in _QK_NORM_TYPES or (t == "glm4_moe" and f.bool("use_qk_norm", default=False)),
-        norms_per_layer=4 if t in _FOUR_NORM_TYPES else (1 if t == "nemotron_h" else 2),
+        norms_per_layer=4 if t in _FOUR_NORM_TYPES else (1 if t == "nemotron_h" or t in _PARALLEL_BLOCK_TYPES else 2),
         attention_sinks=t == "gpt_oss",
         expert_bias=t == "gpt_oss",
         router_bias=t == "gpt_oss",
         router_score_bias=(t in _SCORE_BIAS_TYPES and f.str("topk_method") in (None, "noaux_tc"))
         or (t == "nemotron_h" and moe is not None),
         shared_expert_gate=t in _SHARED_GATE_TYPES and moe is not None and moe.shared_experts > 0,
-        mlp_gated=not (layernorm or t == "nemotron_h"),
+        mlp_gated=not ((layernorm and t != "chatglm") or t == "nemotron_h"),
         mlp_bias=biased or f.bool("mlp_bias", default=False),
         norm_bias=layernorm,
         learned_positions=_learned_positions(b),
@@ -292,17 +330,25 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
         mamba_conv_bias=f.bool("use_conv_bias", default=True),
         mixers=tuple(mixers),
         ffns=tuple(ffns),
-        extra_outer=_opt_projections(b, hidden),
+        extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0),
     )
     return shape, mla, head_dim
+
+
+def _kv_heads(f: Fields, text_type: str, heads: int) -> int:
+    """KV heads as vLLM sizes the cache: ChatGLM keeps multi_query_group_num of them only with
+    multi_query_attention (GLMAttention, vllm/model_executor/models/chatglm.py @ v0.32.0)."""
+    if text_type == "chatglm":
+        return f.req("multi_query_group_num") if f.bool("multi_query_attention", default=False) else heads
+    return f.int("num_key_value_heads") or heads
 
 
 def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
     f, t = b.f, b.text_type
     if t == "llama4_text":
         return f.req("intermediate_size_mlp")
-    if t == "gpt2":
-        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP)
+    if t in ("gpt2", "gptj"):
+        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP)
     if "dense" not in ffns and not f.has("intermediate_size"):
         return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
     return f.req("intermediate_size")

@@ -33,6 +33,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `draft.known` and `draft.<field>` | the draft model of `--speculative-config` when its config.json can be read (a local folder or file, or the catalog): model_type, architectures, vocab_size, max_position_embeddings, num_attention_heads, and `n_predict` (only from a local file) |
 | `given_max.<dest>` | the largest element of a list-valued flag the user set (`cudagraph_capture_sizes`) |
 | `model_name` | the model as the config names it (None when the file names none) |
+| `hf_overrides.keeps_max_len` | true when the user's `--hf-overrides` (rope mappings only) leave the maximum length vLLM derives from config.json as it is at this release (reader/config/hf_overrides.py); absent when not known |
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import json
 from typing import Any
 
 from .flagtable import flag_table, registry_for
+from .hf_overrides import keeps_derived_max_len
 from .resolve import ResolvedDeployment
 
 
@@ -84,6 +86,9 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
     for name, value in d.env.items():
         out[f"env.{name}"] = value
     _flag_details(r, out)
+    overrides = d.flags.get("hf_overrides")
+    if overrides is not None and keeps_derived_max_len(overrides.value, r.version_tuple):
+        out["hf_overrides.keeps_max_len"] = True
     return out
 
 

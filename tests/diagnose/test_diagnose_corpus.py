@@ -168,9 +168,10 @@ DIAGNOSE = {
         "no-start", {}, "does not accept --max-seq-len-to-capture", True,
         "the Model names no image (KubeAI's chart picks it): the newest release is assumed, said so"),
     "kubeai_model_llama-3.1-8b-instruct-cpu.yaml": (
-        "full", {}, "", False,
-        "a miss: the real CPU build (0.32.0) stops at start-up, VLLM_CPU_KVCACHE_SPACE=4 leaving 3.98 GiB for a 4.0 "
-        "GiB request; the CPU build's KV space is not modelled (corpus-disagreements.yaml)"),
+        "no-start", {}, "the estimated maximum model length is 32640", True,
+        "VLLM_CPU_KVCACHE_SPACE=4 gives exactly one 32768-token request's 4 GiB, less the null block the start-up "
+        "check holds back (0.29.0 on): the real CPU build (0.32.0) refuses with the same figures "
+        "(fixtures/differential/corpus-vllm-0.32.0.jsonl)"),
     "kubeai_model_llama-3.1-8b-instruct-fp8-l4.yaml": (
         "no-start", {}, "--disable-log-requests was removed", True,
         "the Model names no image (KubeAI's chart picks it): the newest release is assumed, said so"),
@@ -315,9 +316,9 @@ DIAGNOSE = {
     "shell_synth-data_llama3.1-405b-fp8_tp8.sh": ("full", {}, "", True, "FP8 weights from the name (VR906)"),
     "shell_t0-1_isambard_gemma3_tools.sh": ("full", {}, "", True, "GH200 not in the script: H100 assumed"),
     "shell_t0-1_isambard_qwen_tools.sh": (
-        "full", {}, "", False,
-        "a miss: the real vLLM 0.32.0 refuses --max-model-len 131072 although --hf-overrides sets YaRN factor 4; "
-        "diagnose applies the factor (corpus-disagreements.yaml)"),
+        "no-start", {}, "max_model_len 131072 is longer than Qwen/Qwen2.5-32B-Instruct supports", True,
+        "--hf-overrides' YaRN factor 4 does not raise the 32768 positions vLLM derives (reader/config/hf_overrides.py);"
+        " the real 0.32.0 and 0.18.0 refuse it (fixtures/differential/corpus-vllm-*.jsonl)"),
     "shell_t0-1_spark_gpt-oss-20b_tools.sh": ("full", {}, "", True, "--hf-overrides with YaRN rope scaling"),
     "shell_vllm-tutorial_qwen3-8b_launch.sh": (
         "full", {}, "", True, "model inferred from the relative path models/Qwen3-8B"),

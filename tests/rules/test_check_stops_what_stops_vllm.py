@@ -99,15 +99,53 @@ def test_the_memory_verdict_keeps_check_light(tmp_path):
 
 
 def test_a_request_that_exactly_fills_the_kv_memory_is_refused_where_vllm_holds_the_null_block_back(tmp_path):
-    # 1 GiB of KV cache holds 8,192 tokens of Llama-3.1-8B (128 KiB a token in bf16). From 0.29.0 to 0.32.x the
-    # start-up check first takes one block of every layer (the null block) off the memory: vLLM 0.32.0's CPU build
-    # refuses max_model_len 8192 ("estimated maximum model length is 8176"); 0.18.0 and 0.33.0 do not
-    # (fixtures/differential, the memory-bound configs; vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory)
+    # 1 GiB of KV cache holds 8,192 tokens of Llama-3.1-8B (128 KiB a token in bf16). From 0.29.0 the start-up
+    # check first takes one block of every layer (the null block) off the memory: vLLM 0.32.0's CPU build refuses
+    # max_model_len 8192 ("estimated maximum model length is 8176"); 0.18.0 does not (fixtures/differential, the
+    # memory-bound configs; vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory @ v0.32.0, moved to
+    # kv_cache_planning.py @ v0.33.0 with the same reservation)
     model = str(Path(__file__).resolve().parents[2] / "fixtures" / "differential" / "models" / "llama-3.1-8b-shape"
                 / "config.json")
     text = "vllm serve /models/llama --kv-cache-memory-bytes 1073741824 --max-model-len 8192 --block-size 16\n"
     verdicts = {v: fired(check_text(tmp_path, text, version=v, gpu="L4", model=model), "error")
                 for v in ("0.18.0", "0.32.0", "0.33.0")}
-    assert verdicts == {"0.18.0": set(), "0.32.0": {"VR417"}, "0.33.0": set()}
+    assert verdicts == {"0.18.0": set(), "0.32.0": {"VR417"}, "0.33.0": {"VR417"}}
     refused = check_text(tmp_path, text, version="0.32.0", gpu="L4", model=model)
     assert "estimated maximum model length is 8176" in next(f.message for f in refused.findings if f.rule_id == "VR417")
+
+
+def test_a_kv_space_given_to_the_cpu_build_decides_without_a_gpu(tmp_path):
+    # VLLM_CPU_KVCACHE_SPACE=4 is one 32768-token request of Llama-3.1-8B (128 KiB a token) with nothing to spare
+    # for the null block: the real 0.32.0 CPU build refuses ("available KV cache memory (3.98 GiB) ... estimated
+    # maximum model length is 32640", fixtures/differential/corpus-vllm-0.32.0.jsonl). No GPU figure enters the
+    # verdict, so naming none must not soften it to VR420's information.
+    text = "VLLM_CPU_KVCACHE_SPACE=4 vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 32768\n"
+    report = check_text(tmp_path, text, version="0.32.0")
+    assert fired(report, "error") == {"VR417"} and "VR420" not in fired(report)
+    assert "estimated maximum model length is 32640" in next(f.message for f in report.findings
+                                                              if f.rule_id == "VR417")
+    assert not fired(check_text(tmp_path, text.replace("32768\n", "32640\n"), version="0.32.0"), "error")
+
+
+def test_a_rope_scaling_in_hf_overrides_lengthens_the_model_only_where_vllm_lets_it(tmp_path):
+    # the real CPU builds' verdicts on Qwen2.5-32B-Instruct (32768 positions) at --max-model-len 131072 with a
+    # factor-4 override of each rope type (tools/differential/rope_overrides.py, fixtures/differential): 0.18.0
+    # refuses both, 0.32.0 refuses YaRN (its factor is not applied) and accepts linear
+    import json
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "differential"
+    for version in ("0.18.0", "0.32.0"):
+        recorded = json.loads((fixtures / f"rope-overrides-vllm-{version}.json").read_text())
+        for row in recorded["rows"]:
+            override = json.dumps({"rope_scaling": {"rope_type": row["rope_type"], "factor": 4.0,
+                                                    "original_max_position_embeddings": 32768}})
+            text = (f"vllm serve Qwen/Qwen2.5-32B-Instruct --max-model-len {recorded['max_model_len']} "
+                    f"--hf-overrides '{override}'\n")
+            refused = "VR402" in fired(check_text(tmp_path, text, version=version, gpu="H100"), "error")
+            assert refused == (row["verdict"] == "refused"), (version, row["rope_type"])
+
+
+def test_a_release_whose_override_handling_was_not_read_is_not_refused(tmp_path):
+    text = ("vllm serve Qwen/Qwen2.5-32B-Instruct --max-model-len 131072 --hf-overrides "
+            "'{\"rope_scaling\": {\"factor\": 4, \"rope_type\": \"yarn\"}}'\n")
+    assert "VR402" not in fired(check_text(tmp_path, text, version="0.17.0", gpu="H100"))

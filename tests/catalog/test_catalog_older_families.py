@@ -1,0 +1,128 @@
+"""The model reader on three families with their own config.json conventions (issue 23): GPT-J, Phi-1.5/2
+(model_type phi) and ChatGLM. Each must give the parameters of the published checkpoint and the KV bytes per
+token vLLM allocates for that architecture; the configs are the shipped catalog's real copies
+(reader/catalog/models/*/source.yaml names each one's repository, path and commit)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from reader.capacity.api import CapacityRequest, compute_capacity
+from reader.catalog.load import get_gpu
+from reader.catalog.model_files import read_model_path
+
+MODELS = Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models"
+
+
+def kv_bytes_per_token(name: str) -> int:
+    spec = read_model_path(MODELS / name)
+    cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
+                                           max_model_len=2048, max_num_batched_tokens=2048, max_num_seqs=16,
+                                           gpu_memory_utilization=0.9))
+    return int(cap.kv_bytes_per_token.value)
+
+
+def test_gpt_j_6b():
+    """GPT-J-6B: n_embd 4096, n_layer 28, n_head 16 (KV heads too), head 256, n_inner null = 16384, vocab 50400.
+    Per layer: one LayerNorm (2 x 4096), q/k/v/out without bias (4 x 4096^2), fc_in/fc_out with bias
+    (2 x 4096 x 16384 + 16384 + 4096): 201,379,840; x 28 = 5,638,635,520. Outside: embedding and lm_head
+    (2 x 50400 x 4096), lm_head bias 50400, final LayerNorm 8192: 412,247,264. Total 6,050,882,784 against the
+    card's 6,053,381,344 (0.04% apart; the card's count comes from the JAX training code).
+    KV per token, in bf16 (config.json names no dtype, vLLM's auto runs it in 16-bit):
+    28 layers x 2 (K, V) x 16 heads x 256 x 2 bytes = 458,752."""
+    spec = read_model_path(MODELS / "EleutherAI/gpt-j-6b")
+    assert spec.params_total == 6_050_882_784
+    assert abs(spec.params_total - 6_053_381_344) / 6_053_381_344 < 0.001
+    assert (spec.num_hidden_layers, spec.num_key_value_heads, spec.head_dim) == (28, 16, 256)
+    assert spec.max_position_embeddings == 2048  # n_positions
+    assert kv_bytes_per_token("EleutherAI/gpt-j-6b") == 458_752
+
+
+def test_phi_2():
+    """Phi-2 (model_type phi): hidden 2560, 32 layers, 32 heads and 32 KV heads of 80, MLP 10240, vocab 51200.
+    Per layer: one LayerNorm (2 x 2560), q/k/v/dense with bias (4 x (2560^2 + 2560)), fc1/fc2 with bias
+    (2 x 2560 x 10240 + 10240 + 2560): 78,671,360; x 32 = 2,517,483,520. Outside: embedding and lm_head
+    (2 x 51200 x 2560), lm_head bias 51200, final LayerNorm 5120: 262,200,320. Total 2,779,683,840, the
+    "2.7 billion parameters" of the card. partial_rotary_factor 0.4 changes no size.
+    KV per token in float16: 32 x 2 x 32 x 80 x 2 bytes = 327,680."""
+    spec = read_model_path(MODELS / "microsoft/phi-2")
+    assert spec.params_total == 2_779_683_840
+    assert spec.torch_dtype == "float16"
+    assert kv_bytes_per_token("microsoft/phi-2") == 327_680
+
+
+def test_chatglm3_6b():
+    """ChatGLM3-6B (model_type chatglm): num_layers 28, hidden 4096, 32 heads of 128, multi_query_group_num 2
+    KV heads (multi_query_attention), ffn_hidden_size 13696 behind a GLU (dense_h_to_4h is 2 x 13696),
+    padded_vocab_size 65024, seq_length 8192. Per layer: two RMSNorms (2 x 4096), query_key_value with bias
+    (4096 x (4096 + 2 x 256) + 4608), dense without (4096^2), MLP 3 x 4096 x 13696: 203,960,832; x 28 =
+    5,710,903,296. Outside: embedding and output layer (2 x 65024 x 4096), final RMSNorm 4096: 532,680,704.
+    Total 6,243,584,000, the published 6.24B.
+    KV per token in float16: 28 x 2 x 2 heads x 128 x 2 bytes = 28,672."""
+    spec = read_model_path(MODELS / "THUDM/chatglm3-6b")
+    assert spec.params_total == 6_243_584_000
+    assert (spec.num_hidden_layers, spec.num_key_value_heads, spec.head_dim) == (28, 2, 128)
+    assert spec.max_position_embeddings == 8192  # seq_length, which vLLM derives max_model_len from
+    assert kv_bytes_per_token("THUDM/chatglm3-6b") == 28_672
+
+
+def test_chatglm_without_multi_query_attention_keeps_a_kv_head_per_query_head(tmp_path):
+    """GLMAttention (vllm/model_executor/models/chatglm.py): multi_query_group_num counts only with
+    multi_query_attention; without it every head keeps K and V."""
+    import json
+
+    config = json.loads((MODELS / "THUDM/chatglm3-6b" / "config.json").read_text())
+    config["multi_query_attention"] = False
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert read_model_path(tmp_path).num_key_value_heads == 32
+
+
+def test_glm_4_9b_chat():
+    """GLM-4-9B-Chat (model_type chatglm), ChatGLM3's layout at 40 layers and padded_vocab_size 151552. Per layer:
+    2 x 4096 + 4096 x 4608 + 4608 + 4096^2 + 3 x 4096 x 13696 = 203,960,832; x 40 = 8,158,433,280. Outside:
+    2 x 151552 x 4096 + 4096 = 1,241,518,080. Total 9,399,951,360, the published 9.4B.
+    KV per token in bfloat16: 40 x 2 x 2 heads x 128 x 2 bytes = 40,960 (the GQA of 16 query heads per KV head
+    keeps a 131072-token request at 5 GiB)."""
+    spec = read_model_path(MODELS / "THUDM/glm-4-9b-chat")
+    assert spec.params_total == 9_399_951_360
+    assert spec.max_position_embeddings == 131072
+    assert kv_bytes_per_token("THUDM/glm-4-9b-chat") == 40_960
+
+
+def test_internvl2_2b_reads_its_language_model_from_llm_config():
+    """InternVL2-2B (model_type internvl_chat) keeps its LM under llm_config, which vLLM renames text_config
+    and builds (vllm/transformers_utils/config.py, internvl.py): internlm2-chat-1_8b, hidden 2048, 24 layers,
+    16 heads and 8 KV heads of 128, MLP 8192 (gated), vocab 92553, untied. Per layer: 2 x 2048 (norms) +
+    2048 x (2048 + 2 x 1024) + 2048^2 + 3 x 2048 x 8192 = 62,918,656; x 24 = 1,510,047,744. Outside:
+    2 x 92553 x 2048 + 2048 = 379,099,136. Total 1,889,146,880: internlm2-chat-1_8b's published 1.89B; the
+    vision tower (InternViT-300M) is not counted, as for every multimodal model (the capacity notes say so).
+    KV per token in bfloat16: 24 x 2 x 8 x 128 x 2 bytes = 98,304."""
+    from reader.capacity.api import CapacityRequest, compute_capacity
+
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "hf_configs" / "internvl2-2b"
+    spec = read_model_path(folder)
+    assert spec.params_total == 1_889_146_880
+    assert spec.is_multimodal and spec.num_key_value_heads == 8 and spec.model_type == "internvl_chat"
+    cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
+                                           max_model_len=512, max_num_batched_tokens=2048, max_num_seqs=16,
+                                           gpu_memory_utilization=0.9))
+    assert int(cap.kv_bytes_per_token.value) == 98_304
+
+
+def test_minicpm3_is_refused_rather_than_read_as_mla(tmp_path):
+    """MiniCPM3 has MLA-like low-rank weights, but vLLM caches K and V for all 40 heads of 96 (62 x 2 x 40 x 96
+    x 2 bytes = 952,320 per token in bf16), 27 times the 35,712 an MLA latent of 256 + 32 would take: until that
+    mix is modelled the reader says so (exit 2, naming the key) instead of sizing it as MLA."""
+    import json
+
+    import pytest
+
+    from reader.errors import ReaderError
+
+    config = {"architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560,
+              "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
+              "intermediate_size": 6400, "vocab_size": 73448, "q_lora_rank": 768, "kv_lora_rank": 256,
+              "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "max_position_embeddings": 32768}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ReaderError) as err:
+        read_model_path(tmp_path)
+    assert err.value.key == "model_type" and "far too small" in str(err.value)
