@@ -22,7 +22,8 @@ MEANING = {
     "achievable_matmul_fraction": "measured matmul peak over the datasheet figure",
     "achievable_copy_fraction": "measured copy bandwidth over the datasheet figure",
     "allreduce_latency_s": "fixed time of one tensor-parallel all-reduce, seconds",
-    "link_eff": "fraction of the per-direction interconnect rate ring all-reduce reaches",
+    "link_eff": "all-reduce bandwidth over a ring's on the per-direction interconnect rate (above 1: NVLS, the "
+                "switch reduces)",
     "allreduce_latency_per_peer_s": "fixed time one tensor-parallel all-reduce adds per GPU beyond the first "
                                     "(the collective's synchronisation grows with the ranks), seconds",
     "alltoall_latency_s": "fixed time of one expert-parallel token exchange (dispatch or combine, two per MoE layer), "

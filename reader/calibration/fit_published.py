@@ -14,7 +14,8 @@ again after each round of the search:
 The fitted profile is then scored by the full replay (the simulator, the run's own scheduler settings and
 load): those are the errors the profile records and every report that uses it quotes.
 
-What the runs tell apart, free per GPU type: the all-reduce's fixed time and its growth with the TP group,
+What the runs tell apart, free per GPU type: the all-reduce's fixed time, its growth with the TP group and its
+bandwidth (long prompts' all-reduces),
 the grouped-GEMM efficiency of routed experts and a MoE layer's fixed time (routing, permutation, launches),
 the weight-streaming efficiency of sub-8-bit weights, the host time per step, and (on a GPU without measured
 steps) the GEMM efficiencies. The rest is the base profile's (fitted on measured H200 steps). A term whose runs
@@ -39,12 +40,29 @@ ROBUST_SCALE = 0.25
 WEIGHTS = {"mean_tpot_ms": 1.0, "mean_ttft_ms": 0.5}
 COMM = (Free("allreduce_latency_s", 1e-6, 1e-4, 8e-6, log=True),
         Free("allreduce_latency_per_peer_s", 1e-8, 3e-5, 1e-6, log=True))
+# The all-reduce's bandwidth, against the ring's 2(n-1)/n of the data each way over one link. Up to 2x that: on
+# NVSwitch systems NCCL's NVLink SHARP (NVLS) reduces in the switch, so each GPU sends and receives the data about
+# once (NCCL 2.17+ release notes; vLLM hands messages past its custom all-reduce's size limit to NCCL). Only
+# prefill's all-reduces (thousands of tokens) are long enough to show it; decode's sit on the fixed time.
+LINK = Free("link_eff", 0.2, 2.0, 0.7)
+# The shortest prompt whose all-reduces show the bandwidth: below it the fixed time hides it.
+LINK_MIN_PROMPT = 4096
 MOE = (Free("moe_gemm_eff", 0.1, 1.0, 0.6), Free("moe_layer_latency_s", 1e-7, 5e-4, 2e-5, log=True))
 ALLTOALL = Free("alltoall_latency_s", 1e-7, 2e-4, 1e-5, log=True)
 LOWBIT = Free("lowbit_memory_eff", 0.1, 1.0, 0.7)
 HOST = Free("host_overhead_s", 1e-5, 5e-3, 5e-4, log=True)
 RESPONSE = Free("response_latency_s", 1e-4, 0.3, 0.02, log=True)
 GEMM = (Free("gemm_compute_eff", 0.2, 1.0, 0.7), Free("gemm_memory_eff", 0.2, 1.0, 0.7))
+# What vLLM's own kernels move per token per layer, where the base profile counted the plain PyTorch of its
+# measured steps (fixtures/gpu/calib.py: 10 hidden-size and 5 intermediate-size tensors). Held, not fitted: the runs
+# cannot tell element-wise traffic from the GEMMs beside it.
+VLLM_KERNELS = {
+    "elementwise_h": (8.0, "vLLM's fused_add_rms_norm (csrc/layernorm_kernels.cu) adds the residual and normalises in "
+                           "one pass: reads the input and the residual, writes both, twice per layer (8 hidden-size "
+                           "tensors)"),
+    "elementwise_i": (3.0, "vLLM's silu_and_mul (csrc/activation_kernels.cu) reads the gate and up halves and writes "
+                           "their product once (3 intermediate-size tensors)"),
+}
 
 
 @dataclass
@@ -76,6 +94,9 @@ def _terms(cases: list[Case], measured_steps: bool) -> list[tuple[Optional[Free]
     ep = any(c.run.ep for c in cases)
     out: list[tuple[Optional[Free], str]] = [(HOST, ""), (RESPONSE, "")]
     out.append((COMM[0], "") if tps else (None, "allreduce_latency_s: no run with tensor parallelism"))
+    long_prompts = any(c.run.tp > 1 and c.run.isl >= LINK_MIN_PROMPT for c in cases)
+    out.append((LINK, "") if long_prompts else
+               (None, f"link_eff: no tensor-parallel run with prompts of {LINK_MIN_PROMPT:,} tokens or more"))
     out.append((COMM[1], "") if len(tps) > 1 else
                (None, "allreduce_latency_per_peer_s: the runs have fewer than two tensor-parallel sizes above 1"))
     if moe:
@@ -181,7 +202,9 @@ def coefficients_of(base: CalibrationProfile, values: dict[str, float], free: li
     base = base.with_optional_terms()
     names = {f.name: f for f in free}
     for name, coefficient in base.step_time.items():
-        if name in names:
+        if name in VLLM_KERNELS:
+            out[name] = Coefficient(value=VLLM_KERNELS[name][0], fitted=False, source=VLLM_KERNELS[name][1])
+        elif name in names:
             f = names[name]
             out[name] = Coefficient(value=float(f"{values[name]:.6g}"), fitted=True,
                                     source=f"fitted to {source} by vllm-reader calibrate --published "
@@ -208,4 +231,9 @@ def require_runs(runs: list[PublishedRun], gpu: str, path: str) -> None:
         raise ReaderError(f"no aggregated vLLM run on {gpu} in the published runs.", file=path, key="--gpu")
 
 
-__all__ = ["Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "require_runs"]
+def held() -> dict[str, float]:
+    """The values every published fit holds (VLLM_KERNELS), for the search's base coefficients."""
+    return {name: value for name, (value, _) in VLLM_KERNELS.items()}
+
+
+__all__ = ["held", "Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "require_runs"]

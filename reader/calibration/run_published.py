@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..errors import ReaderError
-from .fit_published import (Case, corrected, fit, free_terms, profile_of, report, require_runs, surrogate,
+from .fit_published import (Case, corrected, fit, free_terms, held, profile_of, report, require_runs, surrogate,
                             unfitted)
 from .profile import CalibrationProfile, default_profile
 from .published import PublishedRun, read_published, replay, resolve_run
@@ -28,7 +28,7 @@ def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> Calibr
     label = name or f"{spec.id.lower()}-published"
     values, result, points = {}, None, []
     for _ in range(ROUNDS):
-        values, result = fit(cases, base.coefficients().replace(**values), free, _model_for)
+        values, result = fit(cases, base.coefficients().replace(**held(), **values), free, _model_for)
         draft = profile_of(label, spec, base, values, free, report([], free, result, []), path, runs)
         cases, points, failed = _replayed(cases, draft)
     return draft.model_copy(update={"fit": report(points, free, result, skipped + failed,

@@ -50,9 +50,11 @@ def _run(tp: int, clients: int, isl: int, osl: int) -> PublishedRun:
 
 @pytest.mark.slow
 def test_the_fit_recovers_known_communication_and_host_terms():
-    """Runs made by the steady-state account itself at known coefficients are fitted back to them."""
+    """Runs made by the steady-state account itself at known coefficients are fitted back to them. A TP1 run
+    tells the host's time per step from the all-reduces' fixed time (with one model every TP size pays the same
+    number of all-reduces per step), and 8,192-token prompts show the all-reduce's bandwidth."""
     truth = {"allreduce_latency_s": 2.0e-5, "allreduce_latency_per_peer_s": 3.0e-6, "host_overhead_s": 4.0e-4,
-             "response_latency_s": 0.05}
+             "response_latency_s": 0.05, "link_eff": 1.3}
     base = default_profile().coefficients()
     known = base.replace(**truth)
 
@@ -61,14 +63,14 @@ def test_the_fit_recovers_known_communication_and_host_terms():
 
     cases = []
     for tp, clients, isl, osl in [(2, 4, 1024, 512), (2, 32, 1024, 128), (4, 8, 4096, 512), (8, 4, 1024, 1024),
-                                  (8, 64, 1024, 512), (4, 16, 1024, 1024)]:
+                                  (8, 64, 1024, 512), (4, 16, 1024, 1024), (8, 4, 8192, 256), (1, 8, 1024, 512)]:
         run = _run(tp, clients, isl, osl)
         case = Case(run=run, resolved=resolve_run(run), budget=8192)
         m = surrogate(case, model_for(case, known), known.host_overhead_s, known.response_latency_s)
         run = PublishedRun(**{**run.__dict__, "ttft_ms": m["mean_ttft_ms"], "tpot_ms": m["mean_tpot_ms"]})
         cases.append(Case(run=run, resolved=case.resolved, budget=8192))
     free = [f for f in fit_published.free_terms(cases, measured_steps=True)]
-    assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "allreduce_latency_s",
+    assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "allreduce_latency_s", "link_eff",
                                       "allreduce_latency_per_peer_s"]
     values, result = fit(cases, base, free, model_for, tolerance=1e-12)
     assert result.converged
@@ -77,13 +79,16 @@ def test_the_fit_recovers_known_communication_and_host_terms():
 
 
 def test_a_free_term_needs_runs_that_show_it():
-    """One TP size cannot split the all-reduce's fixed time from its growth with the group."""
+    """One TP size cannot split the all-reduce's fixed time from its growth with the group, and 1,024-token
+    prompts do not show its bandwidth."""
     runs = [_run(2, 4, 1024, 512), _run(2, 16, 1024, 512)]
     cases = [Case(run=r, resolved=resolve_run(r), budget=8192) for r in runs]
     names = [f.name for f in fit_published.free_terms(cases, measured_steps=False)]
     assert "allreduce_latency_s" in names and "allreduce_latency_per_peer_s" not in names
     assert "moe_gemm_eff" not in names and "lowbit_memory_eff" not in names and "alltoall_latency_s" not in names
+    assert "link_eff" not in names
     assert any(why.startswith("allreduce_latency_per_peer_s") for why in fit_published.unfitted(cases, False))
+    assert any(why.startswith("link_eff") for why in fit_published.unfitted(cases, False))
     assert isinstance(fit_published.HOST, Free)
 
 
