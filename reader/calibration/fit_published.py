@@ -236,4 +236,5 @@ def held() -> dict[str, float]:
     return {name: value for name, (value, _) in VLLM_KERNELS.items()}
 
 
-__all__ = ["held", "Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of", "require_runs"]
+__all__ = ["held", "Case", "corrected", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of",
+           "require_runs"]

@@ -4,7 +4,8 @@ Load is what the workload's arrivals say it is: requests per second for open-loo
 trace scaled in time; a batch is read as a rate), concurrent clients for a closed loop. The search brackets
 the highest load that fits (from the workload's own load: up 2x and 4x, or down by the lightest load's margin
 to the SLOs) and cuts the bracket into thirds once (bracket.py, the search the plan sizes replicas with too); a
-last round places the load where the first default starts to bind. Every point is one trial of the one trial runner, so the points of a round run in its parallel workers.
+last round places the load where the first default starts to bind. Every point is one trial of the one trial
+runner, so the points of a round run in its parallel workers.
 
 A load fits when the replica keeps up with it and every SLO is met (slo_fit, as a plan sizes replicas); a rate
 never fits above a tenth more than the most requests per second any load simulated completed.
