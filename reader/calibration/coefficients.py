@@ -35,6 +35,8 @@ MEANING = {
                           "server's output path, the stream): shifts every latency the client measures, seconds",
     "lowbit_memory_eff": "fraction of the weight-streaming efficiency kept by weight-only formats below 8 bits "
                          "(kernels that dequantize as they stream: Marlin int4, AWQ, GPTQ, MXFP4 on W4A16 paths)",
+    "lowbit_compute_eff": "fraction of the 16-bit GEMM compute efficiency that fp8 (W8A8) and fp4 (W4A4) GEMMs reach on "
+                          "their own tensor cores' peak (their kernels, scales and tile shapes differ)",
     "overlap_p": "soft-max exponent joining device time and eager launch time (1 = they add, as on a CPU)",
     "attn_cta_gbps": "KV streaming rate of one (sequence, KV head) attention block without split-KV, GB/s",
     "host_overhead_s": "host time per engine step outside the model (scheduling, input preparation), seconds",
@@ -78,6 +80,7 @@ class StepTimeCoefficients:
     moe_layer_latency_s: float = 0.0
     front_end_token_s: float = 0.0
     idle_wake_s: float = 0.0
+    lowbit_compute_eff: float = 1.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

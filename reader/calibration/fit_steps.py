@@ -54,6 +54,8 @@ FIXED = {
                                           "profile says so)"),
     "moe_gemm_eff": (1.0, "neutral (the measured model is dense)"),
     "lowbit_memory_eff": (1.0, "neutral (the measured weights are bf16)"),
+    "lowbit_compute_eff": (1.0, "neutral (the measured GEMMs are bf16); a published-runs fit with fp8 or fp4 runs "
+                                "measures it"),
     "alltoall_latency_s": (0.0, "neutral (one GPU measured: no expert parallelism)"),
     "moe_layer_latency_s": (0.0, "neutral (the measured model is dense)"),
     "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),

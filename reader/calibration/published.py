@@ -9,6 +9,7 @@ simulates.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -50,12 +51,15 @@ ASSUMED = {
               "guide, 'Grace Period'), so the warm-up is not replayed: the engine is idle when the measured "
               "requests begin",
     "send schedule": "the profiling phase's first wave leaves at once (every client sends together, so its "
-                     "prompts queue for the token budget) and is measured; later requests leave as a Poisson "
-                     "stream at the rate the clients complete them (clients / a request's lifetime, estimated "
-                     "from the step-time model), capped at the concurrency: the clients' phases spread as a "
-                     "desynchronised closed loop's do. Later waves in lock-step are ruled out by the measured "
-                     "TTFTs (at 4 clients a lock-step prefill of 4 x 1,024 tokens of Llama-3.1-70B FP8 on 1 x B200 "
-                     "needs 128 ms at the FP8 datasheet peak; 122 ms was measured, the first wave included)",
+                     "prompts queue for the token budget) and is measured; once that wave has finished (a replay of "
+                     "the wave alone says when), later requests leave as a Poisson stream at the rate the clients "
+                     "complete them (clients / a request's lifetime: the wave's decode plus a lone prefill), capped "
+                     "at the concurrency: the clients' phases spread as a desynchronised closed loop's do. Later "
+                     "waves in lock-step are ruled out by the measured TTFTs (at 4 clients a lock-step prefill of "
+                     "4 x 1,024 tokens of Llama-3.1-70B FP8 on 1 x B200 needs 128 ms at the FP8 datasheet peak; "
+                     "122 ms was measured, the first wave included; at 16 clients on 1,024 x 1,024 runs a stream "
+                     "started before the wave had finished queued behind the clients and left in bunches of 8, "
+                     "predicting 353 ms against 199 ms measured)",
     "data parallel": "an attention-DP row is one engine per DP rank with its share of the clients: one rank "
                      "is replayed",
 }
@@ -210,22 +214,70 @@ def resolve_run(run: PublishedRun, calibration=None, calibration_path: Optional[
 
 def replay(run: PublishedRun, calibration=None, calibration_path: Optional[str] = None) -> Replayed:
     """The run replayed by the simulator with its deployment's own capacity and scheduler settings."""
+    try:
+        resolved = resolve_run(run, calibration, calibration_path)
+        sc = replay_scenario(run, resolved)
+    except ReaderError as exc:
+        return Replayed(None, None, None, f"not read: {exc.message}")
+    if sc is None:
+        return Replayed(None, None, None, f"vLLM would not start: {_startup_error(run, resolved)}")
+    result = sc.run(keep_requests=True)
+    return _measured_means(result.requests, result.output_throughput)
+
+
+def replay_scenario(run: PublishedRun, resolved):
+    """The scenario that replays the run's profiling phase (profiling_phase, started as its first wave ends), or
+    None where vLLM would not start."""
+    from ..sim.api import load_workload, make_workload
+
+    wave = _first_wave(run, resolved)
+    if wave is None:
+        return None
+    start, rate = wave
+    spec = load_workload(run.workload(rate))
+    return _scenario(resolved, spec, profiling_phase(make_workload(spec, spec.seed), run.clients_per_engine, rate,
+                                                     start))
+
+
+def _scenario(resolved, spec, generated):
     from ..diagnose.scenario import build_scenario
+
+    return build_scenario(resolved, spec=spec, generated=generated)
+
+
+def _startup_error(run: PublishedRun, resolved) -> str:
+    from ..sim.api import load_workload
+
+    spec = load_workload(run.workload(1.0))
+    return _scenario(resolved, spec, None).capacity.startup_error.message
+
+
+def _first_wave(run: PublishedRun, resolved) -> Optional[tuple[float, float]]:
+    """When the first wave's clients are free again and the rate they then complete requests at, from a replay of
+    that wave alone: the steady stream starts as the wave finishes, at the pace of its decode (ASSUMED, 'send
+    schedule'). An estimate from step times alone misjudged a request's lifetime by up to 40%, and a stream
+    that starts before the wave is done piles up behind the clients and leaves in lock-step bursts."""
+    import numpy as np
+
     from ..pipeline import step_time_model
     from ..sim.api import load_workload, make_workload
 
-    try:
-        resolved = resolve_run(run, calibration, calibration_path)
-        rate = completion_rate(run, step_time_model(resolved))
-        spec = load_workload(run.workload(rate))
-        sc = build_scenario(resolved, spec=spec, generated=profiling_phase(make_workload(spec, spec.seed),
-                                                                          run.clients_per_engine, rate))
-    except ReaderError as exc:
-        return Replayed(None, None, None, f"not read: {exc.message}")
+    c = run.clients_per_engine
+    spec = load_workload(dict(run.workload(1.0), num_requests=c))
+    generated = make_workload(spec, spec.seed)
+    generated = dataclasses.replace(generated, arrival=np.zeros_like(generated.arrival))
+    sc = _scenario(resolved, spec, generated)
     if not sc.starts:
-        return Replayed(None, None, None, f"vLLM would not start: {sc.capacity.startup_error.message}")
-    result = sc.run(keep_requests=True)
-    return _measured_means(result.requests, result.output_throughput)
+        return None
+    q = sc.run(keep_requests=True).requests
+    done = [i for i in range(c) if q.finish_s[i] is not None and q.first_token_s[i] is not None]
+    if not done:  # a wave that never finishes: the stream follows the step-time estimate
+        rate = completion_rate(run, step_time_model(resolved))
+        return c / rate, rate
+    finish = float(np.median([q.finish_s[i] for i in done]))
+    decode = float(np.median([q.finish_s[i] - q.first_token_s[i] for i in done]))
+    lone = lone_prefill_s(run, step_time_model(resolved))
+    return finish, c / max(decode + lone, 1e-6)
 
 
 def completion_rate(run: PublishedRun, step_time) -> float:
@@ -237,19 +289,27 @@ def completion_rate(run: PublishedRun, step_time) -> float:
 
     c, mid = run.clients_per_engine, run.isl + run.osl // 2
     decode = step_time(StepBatch(np.ones(c, np.int64), np.full(c, mid, np.int64), c))
-    prefill = step_time(StepBatch(np.array([run.isl]), np.array([0]), 1))
-    return c / max(prefill + run.osl * decode, 1e-6)
+    return c / max(lone_prefill_s(run, step_time) + run.osl * decode, 1e-6)
 
 
-def profiling_phase(generated, clients: int, rate: float):
+def lone_prefill_s(run: PublishedRun, step_time) -> float:
+    """GPU seconds of one request's prompt in a step of its own."""
+    import numpy as np
+
+    from ..batch import StepBatch
+
+    return step_time(StepBatch(np.array([run.isl]), np.array([0]), 1))
+
+
+def profiling_phase(generated, clients: int, rate: float, start: Optional[float] = None):
     """The measured requests' send times: the profiling phase starts once the warm-up has drained, so every
     client sends its first request at once; later requests leave as a Poisson stream at the clients' completion
-    rate from one request lifetime on (the phases a desynchronised closed loop settles into; ASSUMED)."""
-    import dataclasses
-
+    rate from `start` on (by default one request lifetime at that rate; the phases a desynchronised closed loop
+    settles into; ASSUMED)."""
     arrival = generated.arrival.copy()
     if arrival.size > clients:
-        arrival[clients:] = clients / rate + arrival[clients:] - arrival[clients]
+        first = clients / rate if start is None else start
+        arrival[clients:] = first + arrival[clients:] - arrival[clients]
     arrival[:clients] = 0.0
     return dataclasses.replace(generated, arrival=arrival)
 

@@ -79,5 +79,7 @@ def _cases(runs: list[PublishedRun]) -> tuple[list[Case], list[str]]:
             skipped.append(f"{run.label}\t{exc.message}")
             continue
         budget = resolved.value("max_num_batched_tokens") or 8192
-        cases.append(Case(run=run, resolved=resolved, budget=int(budget), overlapped=_async(resolved, run)))
+        wfmt = _model_for(Case(run=run, resolved=resolved, budget=int(budget)), None).wfmt
+        cases.append(Case(run=run, resolved=resolved, budget=int(budget), overlapped=_async(resolved, run),
+                          lowbit_compute=wfmt.fp8_compute or wfmt.fp4_compute))
     return cases, skipped

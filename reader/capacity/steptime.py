@@ -11,7 +11,8 @@ Parts of a step (per GPU; pipeline stages run one after another for one batch):
 - MoE: router + the experts the batch touches (expected distinct experts under uniform routing,
   E x (1 - (1 - k/E)^tokens)), so weight bytes grow with the batch until every expert is touched;
 - tensor-parallel all-reduce (2 per layer) over the GPU's interconnect, pipeline send/recv;
-- fp8 GEMMs at the fp8 tensor peak where the GPU has it (W8A8), else 16-bit compute;
+- fp8 GEMMs at the fp8 tensor peak where the GPU has it (W8A8; fp4 likewise for W4A4), else 16-bit
+  compute, with their own efficiency relative to 16-bit GEMMs (lowbit_compute_eff);
 - per-step overhead: CUDA-graph replay gaps per layer, or the eager CPU launch floor
   (time = soft-max of GPU time and CPU launch time, since the CPU runs ahead of the GPU).
 
@@ -89,6 +90,8 @@ class StepTimeModel:
                         else self.flops16)
         if self.wfmt.fp4_compute:  # W4A4 (NVFP4) GEMMs on FP4 tensor cores
             self.flops_w = gpu.fp4_tflops * 1e12 * cal.achievable_matmul_fraction
+        if self.wfmt.fp8_compute or self.wfmt.fp4_compute:  # low-bit tensor cores reach their own share
+            self.flops_w *= cal.lowbit_compute_eff
         self.bw = gpu.hbm_bandwidth_gbps * 1e9 * cal.achievable_copy_fraction
         link = gpu.nvlink_gbps_per_direction or gpu.pcie_gbps_per_direction
         self.link_bw = link * 1e9 * cal.link_eff

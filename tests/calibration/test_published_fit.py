@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_a_free_term_needs_runs_that_show_it():
 
 def test_the_measured_phase_starts_with_every_client_sending_at_once_then_spreads():
     """AIPerf measures after its warm-up has drained: the first wave leaves together, later requests leave as a
-    Poisson stream from one request lifetime on (published.ASSUMED, 'send schedule')."""
+    Poisson stream from when the clients are free again (published.ASSUMED, 'send schedule')."""
     from reader.calibration.published import profiling_phase
     from reader.sim.api import load_workload, make_workload
 
@@ -104,8 +105,47 @@ def test_the_measured_phase_starts_with_every_client_sending_at_once_then_spread
     sent = profiling_phase(make_workload(spec, spec.seed), run.clients_per_engine, rate).arrival
     assert len(sent) == 10 * 8
     assert list(sent[:8]) == [0.0] * 8
-    assert sent[8] == pytest.approx(8 / rate)  # one lifetime of 8 clients at 4 requests/s
+    assert sent[8] == pytest.approx(8 / rate)  # by default one lifetime of 8 clients at 4 requests/s
+    assert profiling_phase(make_workload(spec, spec.seed), 8, rate, start=5.0).arrival[8] == pytest.approx(5.0)
     assert all(b >= a for a, b in zip(sent[8:], sent[9:])) and sent[-1] > sent[9]
+
+
+def test_the_steady_stream_starts_once_the_first_wave_has_finished_and_never_leaves_in_bunches():
+    """A stream started before the first wave is done queues behind the busy clients and leaves in lock-step
+    bunches as the wave finishes (16 clients of 1,024 x 1,024: bunches of 8 sent in the same instant, their
+    prompts sharing one step). Started as the wave ends, at most the clients one step frees leave together."""
+    from reader.calibration.published import replay_scenario
+
+    run = _run(2, 16, 1024, 256)
+    result = replay_scenario(run, resolve_run(run)).run(keep_requests=True)
+    q = result.requests
+    first_wave_half_done = sorted(q.finish_s[:16])[7]
+    later = sorted(q.send_time_s[16:])
+    assert later[0] >= first_wave_half_done
+    bunch = max(Counter(later).values())
+    assert bunch <= 2, bunch  # two clients freed by one step's completions; the early stream sent 8 at once
+
+
+def test_a_wave_that_would_not_start_has_no_replay():
+    from reader.calibration.published import replay
+
+    big = PublishedRun(**{**_run(1, 4, 1024, 128).__dict__, "model": "meta-llama/Llama-3.1-405B",
+                          "source_model": "meta-llama/Llama-3.1-405B"})
+    got = replay(big)
+    assert got.ttft_ms is None and got.note.startswith("vLLM would not start")
+
+
+def test_fp8_and_16_bit_gemms_are_told_apart_only_where_the_runs_hold_both():
+    """lowbit_compute_eff scales the fp8/fp4 GEMMs' efficiency against 16-bit ones: free where a GPU's runs have
+    both kinds (or measured 16-bit steps fix the rest); with one kind, gemm_compute_eff takes it."""
+    bf16 = Case(run=_run(2, 4, 1024, 512), resolved=resolve_run(_run(2, 4, 1024, 512)), budget=8192)
+    fp8 = Case(run=bf16.run, resolved=bf16.resolved, budget=8192, lowbit_compute=True)
+    names = lambda cases, measured: [f.name for f in fit_published.free_terms(cases, measured)]  # noqa: E731
+    assert "lowbit_compute_eff" in names([bf16, fp8], False)
+    assert "lowbit_compute_eff" in names([fp8], True)
+    assert "lowbit_compute_eff" not in names([fp8], False)
+    assert "lowbit_compute_eff" not in names([bf16], True)
+    assert any(why.startswith("lowbit_compute_eff") for why in fit_published.unfitted([fp8], False))
 
 
 def test_with_async_scheduling_the_host_time_hides_behind_the_gpu_as_in_the_simulator():
@@ -153,3 +193,12 @@ def test_a_profile_named_by_its_path_is_the_one_replayed(tmp_path):
     by_path, shipped = replay(run, calibration_path=str(path)), replay(run)
     assert by_path.ttft_ms == pytest.approx(replay(run, calibration=load_profile(path)).ttft_ms)
     assert by_path.ttft_ms > shipped.ttft_ms + 400  # half a second more per first token
+
+
+def test_a_fitted_term_on_the_edge_of_its_range_is_named_in_the_fits_warnings():
+    """A term the runs push to its bound (H100's all-reduce bandwidth at twice a ring's) is a limit of the model,
+    not a measurement: the profile says so."""
+    said = fit_published.at_bounds([fit_published.LINK, fit_published.HOST],
+                                   {"link_eff": fit_published.LINK.high, "host_overhead_s": 1e-3})
+    assert len(said) == 1 and said[0].startswith("link_eff: at the edge of its range")
+    assert fit_published.at_bounds([fit_published.LINK], {"link_eff": 1.0}) == []

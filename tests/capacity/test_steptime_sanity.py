@@ -6,7 +6,7 @@ import pytest
 from test_capacity_specs import gpt_oss_120b, h100, h200, llama31_8b, llama33_70b
 
 from reader.batch import StepBatch
-from reader.capacity.steptime import StepTimeModel
+from reader.capacity.steptime import StepTimeModel, default_calibration
 
 
 def decode(b: int, ctx: int) -> StepBatch:
@@ -46,6 +46,20 @@ def test_fp8_halves_weight_bytes_on_hopper():
     assert 0.5 < t8 / t16 < 0.75  # weights halve, KV reads and overheads stay
     assert p8 < 0.8 * p16  # fp8 tensor cores on the GEMMs
 
+
+
+def test_lowbit_compute_eff_moves_only_the_gemms_on_fp8_tensor_cores():
+    """fp8 and fp4 GEMMs reach their own share of their peak (lowbit_compute_eff): halving it slows a compute-bound
+    fp8 prefill's GEMMs twofold; a bf16 model's steps and an fp8 decode's weight streaming stay as they were."""
+    base = default_calibration("H100-SXM")
+    slow = base.replace(lowbit_compute_eff=0.5 * base.lowbit_compute_eff)
+    prefill = StepBatch(np.array([8192]), np.array([0]), 1)
+    fp8 = [StepTimeModel(llama33_70b(), h100(), tp=2, quantization="fp8", calibration=c) for c in (base, slow)]
+    bf16 = [StepTimeModel(llama33_70b(), h100(), tp=2, calibration=c) for c in (base, slow)]
+    linear = [m.breakdown(prefill)["linear"] for m in fp8]
+    assert linear[1] / linear[0] == pytest.approx(2.0, rel=0.1)
+    assert bf16[1](prefill) == bf16[0](prefill)
+    assert fp8[1](decode(8, 1024)) == pytest.approx(fp8[0](decode(8, 1024)), rel=0.02)
 
 def test_decode_step_grows_with_context():
     stm = StepTimeModel(llama31_8b(), h200())
