@@ -215,28 +215,31 @@ def resolve_run(run: PublishedRun, calibration=None, calibration_path: Optional[
 def replay(run: PublishedRun, calibration=None, calibration_path: Optional[str] = None) -> Replayed:
     """The run replayed by the simulator with its deployment's own capacity and scheduler settings."""
     try:
-        resolved = resolve_run(run, calibration, calibration_path)
-        sc = replay_scenario(run, resolved)
+        sc = replay_scenario(run, resolve_run(run, calibration, calibration_path))
     except ReaderError as exc:
         return Replayed(None, None, None, f"not read: {exc.message}")
-    if sc is None:
-        return Replayed(None, None, None, f"vLLM would not start: {_startup_error(run, resolved)}")
+    if not sc.starts:
+        return Replayed(None, None, None, f"vLLM would not start: {sc.capacity.startup_error.message}")
     result = sc.run(keep_requests=True)
     return _measured_means(result.requests, result.output_throughput)
 
 
 def replay_scenario(run: PublishedRun, resolved):
-    """The scenario that replays the run's profiling phase (profiling_phase, started as its first wave ends), or
-    None where vLLM would not start."""
+    """The scenario that replays the run's profiling phase (profiling_phase, started as its first wave ends);
+    where vLLM would not start, the first wave's scenario, which says why."""
+    import numpy as np
+
     from ..sim.api import load_workload, make_workload
 
-    wave = _first_wave(run, resolved)
-    if wave is None:
-        return None
-    start, rate = wave
+    c = run.clients_per_engine
+    spec = load_workload(dict(run.workload(1.0), num_requests=c))
+    generated = make_workload(spec, spec.seed)
+    wave = _scenario(resolved, spec, dataclasses.replace(generated, arrival=np.zeros_like(generated.arrival)))
+    if not wave.starts:
+        return wave
+    start, rate = _after_first_wave(run, wave)
     spec = load_workload(run.workload(rate))
-    return _scenario(resolved, spec, profiling_phase(make_workload(spec, spec.seed), run.clients_per_engine, rate,
-                                                     start))
+    return _scenario(resolved, spec, profiling_phase(make_workload(spec, spec.seed), c, rate, start))
 
 
 def _scenario(resolved, spec, generated):
@@ -245,39 +248,22 @@ def _scenario(resolved, spec, generated):
     return build_scenario(resolved, spec=spec, generated=generated)
 
 
-def _startup_error(run: PublishedRun, resolved) -> str:
-    from ..sim.api import load_workload
-
-    spec = load_workload(run.workload(1.0))
-    return _scenario(resolved, spec, None).capacity.startup_error.message
-
-
-def _first_wave(run: PublishedRun, resolved) -> Optional[tuple[float, float]]:
+def _after_first_wave(run: PublishedRun, wave) -> tuple[float, float]:
     """When the first wave's clients are free again and the rate they then complete requests at, from a replay of
     that wave alone: the steady stream starts as the wave finishes, at the pace of its decode (ASSUMED, 'send
     schedule'). An estimate from step times alone misjudged a request's lifetime by up to 40%, and a stream
     that starts before the wave is done piles up behind the clients and leaves in lock-step bursts."""
     import numpy as np
 
-    from ..pipeline import step_time_model
-    from ..sim.api import load_workload, make_workload
-
     c = run.clients_per_engine
-    spec = load_workload(dict(run.workload(1.0), num_requests=c))
-    generated = make_workload(spec, spec.seed)
-    generated = dataclasses.replace(generated, arrival=np.zeros_like(generated.arrival))
-    sc = _scenario(resolved, spec, generated)
-    if not sc.starts:
-        return None
-    q = sc.run(keep_requests=True).requests
+    q = wave.run(keep_requests=True).requests
     done = [i for i in range(c) if q.finish_s[i] is not None and q.first_token_s[i] is not None]
     if not done:  # a wave that never finishes: the stream follows the step-time estimate
-        rate = completion_rate(run, step_time_model(resolved))
+        rate = completion_rate(run, wave.step_time)
         return c / rate, rate
     finish = float(np.median([q.finish_s[i] for i in done]))
     decode = float(np.median([q.finish_s[i] - q.first_token_s[i] for i in done]))
-    lone = lone_prefill_s(run, step_time_model(resolved))
-    return finish, c / max(decode + lone, 1e-6)
+    return finish, c / max(decode + lone_prefill_s(run, wave.step_time), 1e-6)
 
 
 def completion_rate(run: PublishedRun, step_time) -> float:
