@@ -53,6 +53,16 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 
+def validation_words(item: dict) -> str:
+    """One pydantic error item's message as a sentence of ours: a validator's own sentence without the "Value
+    error, " pydantic puts before it."""
+    msg = str(item.get("msg", "invalid value"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    return msg
+
+
 def internal_error_message(err: BaseException) -> str:
     """The one paragraph for an exception that is our bug, not the user's input (exit 3).
 

@@ -19,7 +19,6 @@ REMAINING = {
     ("reader/calibration/fit_memory.py", "pipeline"),
     ("reader/calibration/log_match.py", "logs"),
     ("reader/calibration/published.py", "diagnose"),
-    ("reader/calibration/published.py", "pipeline"),
     ("reader/calibration/published.py", "sim"),
     ("reader/calibration/run_published.py", "pipeline"),
     ("reader/calibration/run_published.py", "sim"),

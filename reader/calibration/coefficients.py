@@ -92,6 +92,12 @@ class StepTimeCoefficients:
         from dataclasses import MISSING
         return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
+    @staticmethod
+    def divides(name: str) -> bool:
+        """Whether the step time divides by this coefficient (an efficiency, a fraction of a peak, a rate or a
+        soft-max exponent): zero or less has no meaning there; every other term is a count or a time, at least 0."""
+        return name.endswith(("_eff", "_fraction", "_p", "_gbps"))
+
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.names()}
 

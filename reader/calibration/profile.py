@@ -17,13 +17,14 @@ Loading is safe (plain YAML data only); a malformed profile is a ReaderError nam
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import ReaderError
+from ..errors import ReaderError, validation_words
 from .coefficients import StepTimeCoefficients
 
 KIND = "vllm-reader calibration profile"
@@ -184,6 +185,11 @@ class CalibrationProfile(_Strict):
         missing = [k for k in names if k not in value and k not in StepTimeCoefficients.optional()]
         if missing:
             raise ValueError(f"step-time coefficient '{missing[0]}' is missing")
+        for name, c in value.items():
+            positive = StepTimeCoefficients.divides(name)
+            if not math.isfinite(c.value) or c.value < 0 or (positive and c.value == 0):
+                raise ValueError(f"step-time coefficient '{name}' is {c.value:g}: it must be "
+                                 f"{'above 0' if positive else 'at least 0'} and finite")
         return value
 
     def coefficients(self) -> StepTimeCoefficients:
@@ -228,7 +234,7 @@ def load_profile(path: str | Path) -> CalibrationProfile:
         first = err.errors()[0]
         loc = tuple(first.get("loc", ()))
         key = ".".join(str(p) for p in loc)
-        message = first.get("msg", "invalid value")
+        message = validation_words(first)
         if first.get("type") == "extra_forbidden":
             message = "unknown key"
         raise ReaderError(f"bad calibration profile: {message}.", file=name, key=key or None,

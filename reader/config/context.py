@@ -21,7 +21,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ReaderError
+from ..errors import ReaderError, validation_words
 from .yamlsafe import load_yaml_documents
 
 _HEADER = re.compile(r"^(?P<indent>\s*)(?:#|//|REM\s)\s*vllm-reader\s*:\s*(?P<inline>.*)$", re.I)
@@ -121,7 +121,7 @@ def _validate(data: dict[str, Any], file: Optional[str], line: int) -> LoadOptio
     except ValidationError as err:
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        message = first["msg"]
+        message = validation_words(first)
         if first["type"] == "extra_forbidden":
             message = "unknown key; the block accepts " + ", ".join(LoadOptions.model_fields)
         raise ReaderError(f"in the '# vllm-reader:' comment block: {message}.", file=file, line=line,

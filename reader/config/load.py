@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from ..errors import ReaderError
+from ..errors import ReaderError, validation_words
 from ..versions import VersionChoice, choose_version, format_version
 from .argv import ArgParser
 from .context import LoadOptions, merge_options, parse_comment_block
@@ -242,7 +242,7 @@ def _serving_config(flags: dict[str, GivenFlag], path: str) -> ServingConfig:
         first = err.errors()[0]
         dest = str(first["loc"][0])
         flag = flags.get(dest)
-        raise ReaderError(f"unexpected value {flag.raw if flag else ''!r} ({first['msg']}).",
+        raise ReaderError(f"unexpected value {flag.raw if flag else ''!r} ({validation_words(first)}).",
                           file=path, line=flag.loc.line if flag and flag.loc else None, key=dest) from None
 
 

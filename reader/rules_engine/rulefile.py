@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ..errors import ReaderError
+from ..errors import ReaderError, validation_words
 from ..versions import VersionRange, VersionTuple
 from .conditions import AllOf, Condition, ConditionError, compile_condition, parse_ranges
 
@@ -184,7 +184,7 @@ def _pydantic_words(err: Any) -> str:
     parts = []
     for item in err.errors()[:3]:
         where = ".".join(str(p) for p in item["loc"]) or "rule"
-        msg = item["msg"]
+        msg = validation_words(item)
         if item["type"] == "extra_forbidden":
             msg = "unknown field (see rules/README.md for the fields a rule has)"
         elif item["type"] == "missing":

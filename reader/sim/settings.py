@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ReaderError
+from ..errors import ReaderError, validation_words
 from ..versions import parse_version
 from .versions import (ASYNC_OFF_SPEC_METHODS, NEWEST_VERSION, SchedulerBehaviour, behaviour_for, first_release,
                        verification_note)
@@ -96,7 +96,7 @@ def validate_model(cls, data: Any, *, file: str | None = None, prefix: str = "")
         first = err.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
         key = f"{prefix}.{loc}" if prefix and loc else (loc or prefix or None)
-        raise ReaderError(f"{first.get('msg', 'invalid value')} (got {first.get('input')!r}).",
+        raise ReaderError(f"{validation_words(first)} (got {first.get('input')!r}).",
                           file=file, key=key) from None
 
 

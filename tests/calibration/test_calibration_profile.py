@@ -46,12 +46,17 @@ def _broken(tmp_path: Path, edit) -> Path:
     (lambda d: d["step_time"].update(warp_factor={"value": 9, "source": "x"}), "unknown step-time coefficient"),
     (lambda d: d["fitted_on"].update(tensor_parallel_size=0), "greater than or equal to 1"),
     (lambda d: d.update(colour="blue"), "unknown key"),
+    # an efficiency the step time divides by, and a time, out of their ranges: refused, not simulated into NaNs
+    (lambda d: d["step_time"]["gemm_compute_eff"].update(value=0.0), "'gemm_compute_eff' is 0: it must be above 0"),
+    (lambda d: d["step_time"]["host_overhead_s"].update(value=-1e-3), "'host_overhead_s' is -0.001: it must be at "
+                                                                      "least 0"),
 ])
 def test_a_bad_profile_is_one_sentence_naming_the_key(tmp_path, edit, words):
     path = _broken(tmp_path, edit)
     with pytest.raises(ReaderError) as err:
         load_profile(path)
     assert words in err.value.render() and str(path) in err.value.render()
+    assert "Value error" not in err.value.render()
 
 
 def test_a_bad_profile_names_the_line_of_its_key(tmp_path):
