@@ -214,9 +214,10 @@ def at_bounds(free: list[Free], values: dict[str, float]) -> list[str]:
     for f in free:
         value = values.get(f.name)
         if value is not None and f.at_bound(value):
-            edge = f.low if abs(value - f.low) < abs(value - f.high) else f.high
-            out.append(f"{f.name}: at the edge of its range ({value:.6g}, bound {edge:g}): the runs ask for more "
-                       "than the term allows, so read it as a limit, not a measurement")
+            low = abs(value - f.low) < abs(value - f.high)
+            out.append(f"{f.name}: at the edge of its range ({value:.6g}, bound {f.low if low else f.high:g}): the "
+                       f"runs ask for {'less' if low else 'more'} than the term allows, so read it as a limit, not a "
+                       "measurement")
     return out
 
 

@@ -201,4 +201,8 @@ def test_a_fitted_term_on_the_edge_of_its_range_is_named_in_the_fits_warnings():
     said = fit_published.at_bounds([fit_published.LINK, fit_published.HOST],
                                    {"link_eff": fit_published.LINK.high, "host_overhead_s": 1e-3})
     assert len(said) == 1 and said[0].startswith("link_eff: at the edge of its range")
+    assert "ask for more than" in said[0]
+    floor = fit_published.at_bounds([fit_published.HOST], {"host_overhead_s": fit_published.HOST.low})
+    assert len(floor) == 1 and "ask for less than" in floor[0]
     assert fit_published.at_bounds([fit_published.LINK], {"link_eff": 1.0}) == []
+
