@@ -10,7 +10,10 @@ sitting (one server, one benchmark process, loads in a fixed
 order that alternates fitted and held-out ones; with --rounds N the whole list N times, into round-1/ ...
 round-N/), and writes each result (--save-result --save-detailed) plus a provenance file (date, load average
 before and after each run, the exact commands) beside them. The machine's CPUs are shared, so the load average is recorded with
-every run: step times measured under contention are what the fixtures hold.
+every run: step times measured under contention are what the fixtures hold. Once the server is ready, its engine
+keeps all CPUs but the last and its API server and the client share the last (tests/live/_server.py
+front_end_apart: on shared CPUs the busy engine starved the API server, and rounds of one load differed 3x);
+--shared-cpus records as before.
 """
 from __future__ import annotations
 
@@ -45,14 +48,16 @@ def microseconds(value):
 
 
 def record(load_set: bench_loads.LoadSet, out_dir: Path, names: list[str], cpus_server: str | None,
-           cpus_bench: str | None, rounds: int = 1) -> dict:
+           cpus_bench: str | None, rounds: int = 1, front_apart: bool = True) -> dict:
     venv = venv_for("0.32.0")
     if venv is None:
         raise SystemExit("no vLLM 0.32.0 environment: eval \"$(bash tools/vllm_env.sh 0.32.0)\" first")
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = []
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    with live_server(venv, load_set.server_flags(TINY_LLAMA), out_dir / "server.log", cpus=cpus_server) as server:
+    with live_server(venv, load_set.server_flags(TINY_LLAMA), out_dir / "server.log", cpus=cpus_server,
+                     front_apart=front_apart) as server:
+        front_cpus = server.front_cpus
         dirs = [out_dir / f"round-{i + 1}" for i in range(rounds)] if rounds > 1 else [out_dir]
         runs_args = [(d / f"{name}.json", load_set.bench_args(name)) for d in dirs for name in names]
         marks = {"before": load_average(), "t": time.monotonic()}
@@ -78,7 +83,7 @@ def record(load_set: bench_loads.LoadSet, out_dir: Path, names: list[str], cpus_
                                    "fixtures/live/tiny-llama", "--load-format", "dummy", "--dtype", "bfloat16",
                                    "--enforce-eager"],
                   "server_env": {"VLLM_CPU_KVCACHE_SPACE": "1"}, "taskset_server": cpus_server,
-                  "taskset_bench": cpus_bench, "runs": runs}
+                  "taskset_bench": cpus_bench, "front_end_apart": front_cpus, "runs": runs}
     (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
     for log in out_dir.rglob("*.log"):
         log.unlink()
@@ -93,10 +98,13 @@ def main() -> None:
     parser.add_argument("--cpus-server", default=None, help="taskset CPU list for the server")
     parser.add_argument("--cpus-bench", default=None, help="taskset CPU list for the benchmark client")
     parser.add_argument("--rounds", type=int, default=1, help="run the list of loads this many times")
+    parser.add_argument("--shared-cpus", action="store_true",
+                        help="leave the engine and the API server on shared CPUs (default: apart, with the client "
+                             "beside the API server: tests/live/_server.py front_end_apart)")
     args = parser.parse_args()
     load_set = bench_loads.SETS[args.set]
     record(load_set, args.out or load_set.bench_dir, args.loads or list(load_set.loads), args.cpus_server,
-           args.cpus_bench, args.rounds)
+           args.cpus_bench, args.rounds, front_apart=not args.shared_cpus)
 
 
 if __name__ == "__main__":

@@ -29,14 +29,14 @@ FIT, HELD_OUT = SATURATION.fit, SATURATION.held_out  # the split the recorder ra
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 ISSUE = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}
 # What the shipped profile reaches on each held-out load (|error| %, rounded up to the next point; measured
-# 2026-12-02: r10 +3.2 / -21.5 / -15.4, c16 +19.5 / -24.9 / +11.3, r30-out256 +17.7 / -5.0 / -7.8, r30-mixed
-# +4.0 / -2.3 / +26.9). The host was shared while these were recorded (load average 1.4-11): the rounds of one
-# load spread as widely as the errors (c32-out256: 2,261-3,867 tok/s; r30-out256: 2,492-3,418).
+# 2026-12-03 on the recording of 02:00 UTC, engine and API server on CPUs of their own: r10 +1.6 / -6.1 / -9.3,
+# c16 -3.4 / +2.5 / -5.8, r30-out256 +11.4 / -8.7 / -20.8, r30-mixed +11.2 / -10.0 / -21.2). The rounds of one load
+# now agree within 9% at most (r30-out256 4,690-5,391 tok/s); on shared CPUs they had spread 3x.
 HELD_OUT_BOUNDS = {
-    "r10-out128": {"output_throughput": 4.0, "median_tpot_ms": 22.0, "median_ttft_ms": 16.0},
-    "c16-out128": {"output_throughput": 20.0, "median_tpot_ms": 25.0, "median_ttft_ms": 12.0},
-    "r30-out256": {"output_throughput": 18.0, "median_tpot_ms": 6.0, "median_ttft_ms": 8.0},
-    "r30-mixed": {"output_throughput": 5.0, "median_tpot_ms": 3.0, "median_ttft_ms": 27.0},
+    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 7.0, "median_ttft_ms": 10.0},
+    "c16-out128": {"output_throughput": 4.0, "median_tpot_ms": 3.0, "median_ttft_ms": 6.0},
+    "r30-out256": {"output_throughput": 12.0, "median_tpot_ms": 9.0, "median_ttft_ms": 21.0},
+    "r30-mixed": {"output_throughput": 12.0, "median_tpot_ms": 11.0, "median_ttft_ms": 22.0},
 }
 
 
@@ -90,8 +90,9 @@ def test_the_profile_was_fitted_on_the_fit_half_and_says_which_name_it_matched(p
 def test_the_saturating_loads_are_told_from_the_others_and_the_token_cost_is_fitted(profile):
     loads = {name: group[0] for name, group in runs(FIT + HELD_OUT).items()}
     full = {name for name, r in loads.items() if saturating(r, 32)}
-    assert {"c32-out256", "r15-out256", "r30-out256", "r30-mixed"} <= full
-    assert not full & {"c1-out128", "c8-out128", "r5-out128", "r10-out128"}
+    assert {"c32-out256", "r30-out256", "r30-mixed"} <= full
+    # 15 requests/s of 256 tokens (3,840 tok/s asked) kept pace once the API server had its own CPU
+    assert not full & {"c1-out128", "c8-out128", "r5-out128", "r10-out128", "r15-out256"}
     assert profile.step_time["front_end_token_s"].fitted
 
 
@@ -107,8 +108,8 @@ def test_held_out_loads_stay_within_what_the_shipped_recording_reaches(held_out_
         assert abs(error) <= HELD_OUT_BOUNDS[name][metric], (name, metric, error)
 
 
-@pytest.mark.xfail(strict=True, reason="not met on the shipped recording (host load in its README): see "
-                                       "HELD_OUT_BOUNDS and the README's 'At saturation'")
+@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: the saturating open loops' throughput "
+                                       "is predicted 11% high (HELD_OUT_BOUNDS; the README's 'At saturation')")
 def test_every_held_out_load_is_within_the_issues_bounds(held_out_errors):
     for (name, metric), error in held_out_errors.items():
         assert abs(error) <= ISSUE[metric], (name, metric, error)
