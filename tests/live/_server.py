@@ -105,32 +105,37 @@ def live_server(venv: Path, extra: list[str], log_path: Path, model_dir: Path = 
 
 
 def front_end_apart(server: LiveServer) -> Optional[str]:
-    """Pin the engine core process, every thread of it, to all CPUs but the last, and the API server to the last;
-    return that CPU for the benchmark client (None on a single CPU: nothing to split).
+    """Pin the engine core process, every thread of it, to all the server's CPUs but the last, and the API server
+    to the last; return that CPU for the benchmark client (None on a single CPU: nothing to split).
 
-    Why: the CPU build binds its OpenMP threads to all cores but one, which it reserves for the rest
-    ('reserved_cpus=[1]' in its start-up log on two cores), but it leaves the engine's own Python threads and the
-    API server free to land anywhere. On two cores the busy engine then starved the API server: whole responses
-    reached the client in one burst when the request was done (a lone request's 128 tokens with 127 gaps of 0 ms,
-    4 of 8 requests at one request at a time; a first wave of 16 waiting 3.9 s), and three rounds of one load gave
-    2,991 / 1,239 / 984 tok/s. Apart, the same loads gave no burst in three rounds, and their rounds agreed within
-    4% (c16-out128 4,473 / 4,182 / 4,402 tok/s, r30-out256 5,173 / 5,295 / 5,211)."""
-    cpus = sorted(os.sched_getaffinity(0))
+    Why: the CPU build binds its OpenMP threads to all cores but one, which it reserves for the rest (its start-up
+    log at v0.32.0, from ompmultiprocessing.py: 'reserved_cpus=[1]' on two cores), but it leaves the
+    engine's own Python threads and the API server free to land anywhere. On two cores the busy engine then
+    starved the API server: whole responses reached the client in one burst when the request was done (a lone
+    request's 128 tokens with 127 gaps of 0 ms, 4 of 8 requests at one request at a time; a first wave of 16
+    waiting 3.9 s), and three rounds of one load gave 2,991 / 1,239 / 984 tok/s. Apart (pinned by hand with
+    taskset), the same loads gave no burst in three rounds, and their rounds agreed within 4% (c16-out128 4,473 /
+    4,182 / 4,402 tok/s, r30-out256 5,173 / 5,295 / 5,211)."""
+    cpus = sorted(os.sched_getaffinity(server.process.pid))  # within a taskset the server was started under
     if len(cpus) < 2:
         return None
-    engine, front = set(cpus[:-1]), {cpus[-1]}
-    for pid in _children(server.process.pid):
-        if _comm(pid).startswith("VLLM::EngineCor"):
-            _pin_threads(pid, engine)
-    _pin_threads(server.process.pid, front)
+    engines = [pid for pid in _children(server.process.pid) if _comm(pid).startswith("VLLM::EngineCor")]
+    if not engines:
+        raise RuntimeError("no 'VLLM::EngineCore' process under the server: its engine cannot be kept apart")
+    for pid in engines:
+        _pin_threads(pid, set(cpus[:-1]))
+    _pin_threads(server.process.pid, {cpus[-1]})
     return str(cpus[-1])
 
 
-def _children(pid: int) -> list[int]:
+def _children(parent: int) -> list[int]:
+    """Processes whose parent is `parent` (from /proc/*/stat: no kernel option needed)."""
     out = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            out += [int(c) for c in (task / "children").read_text().split()]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # the command name is in parentheses and may hold spaces: the parent id follows the last ')'
+            if int(stat.read_text().rpartition(")")[2].split()[1]) == parent:
+                out.append(int(stat.parent.name))
     return out
 
 
