@@ -53,9 +53,17 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 
+# pydantic's type errors by the kind of value they wanted: "float_parsing" -> "expects a number, got 'abc'"
+_EXPECTED = {"float": "a number", "int": "a whole number", "bool": "true or false", "string": "text",
+             "dict": "a mapping", "list": "a list"}
+
+
 def validation_words(item: dict) -> str:
     """One pydantic error item's message as a sentence of ours: a validator's own sentence without the "Value
-    error, " pydantic puts before it."""
+    error, " pydantic puts before it, and a wrong type as what was expected and what came."""
+    kind, _, how = str(item.get("type", "")).partition("_")
+    if kind in _EXPECTED and how in ("parsing", "type"):
+        return f"expects {_EXPECTED[kind]}, got {item.get('input')!r}"
     msg = str(item.get("msg", "invalid value"))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):

@@ -50,6 +50,8 @@ def _broken(tmp_path: Path, edit) -> Path:
     (lambda d: d["step_time"]["gemm_compute_eff"].update(value=0.0), "'gemm_compute_eff' is 0: it must be above 0"),
     (lambda d: d["step_time"]["host_overhead_s"].update(value=-1e-3), "'host_overhead_s' is -0.001: it must be at "
                                                                       "least 0"),
+    # a wrong type says what was expected and what came, in our words, not pydantic's
+    (lambda d: d["step_time"]["link_eff"].update(value="abc"), "expects a number, got 'abc'"),
 ])
 def test_a_bad_profile_is_one_sentence_naming_the_key(tmp_path, edit, words):
     path = _broken(tmp_path, edit)
