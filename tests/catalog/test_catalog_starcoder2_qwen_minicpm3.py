@@ -1,0 +1,100 @@
+"""The model reader on three more families people serve (issue 23): Starcoder2 (a two-matrix, biased MLP under
+LayerNorm), the original Qwen (QWenLMHeadModel: intermediate_size counts two matrices, its own length keys) and
+MiniCPM3 (MLA's low-rank weights, yet vLLM caches a full K and V per head). Each must give the published
+parameter count and the KV bytes per token vLLM allocates: layers x 2 (K, V) x KV heads x head size x dtype bytes.
+The Qwen configs are the shipped catalog's real copies (their source.yaml names repository, path and commit); the
+Starcoder2 and MiniCPM3 shapes are written out below with where each was read."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from reader.capacity.api import CapacityRequest, compute_capacity
+from reader.catalog.hf_config import spec_from_config
+from reader.catalog.load import get_gpu
+from reader.catalog.model_files import read_model_path
+
+MODELS = Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models"
+
+# bigcode/starcoder2-7b's config.json keys as NVIDIA/TensorRT-LLM restates them "based on HuggingFace configs"
+# (tests/unittest/_torch/modeling/test_modeling_starcoder2.py @ 050b6cb92871a4ed73486c5e5a573d4198d1a6d9), with the
+# 32 layers its test cuts to 6; no tie_word_embeddings key, so Starcoder2Config's default (tied) holds.
+STARCODER2_7B = {
+    "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 4608,
+    "intermediate_size": 18432, "num_attention_heads": 36, "num_key_value_heads": 4, "num_hidden_layers": 32,
+    "max_position_embeddings": 16384, "sliding_window": 4096, "use_bias": True, "vocab_size": 49152,
+    "torch_dtype": "bfloat16",
+}
+# openbmb/MiniCPM3-4B's shapes: the defaults of transformers' MiniCPM3Config, which "match openbmb/MiniCPM3-4B"
+# (models/minicpm3/configuration_minicpm3.py, transformers 5.19.0; v_head_dim None = hidden / heads = 64, tied).
+MINICPM3_4B = {
+    "architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
+    "num_attention_heads": 40, "num_key_value_heads": 40, "intermediate_size": 6400, "vocab_size": 73448,
+    "q_lora_rank": 768, "kv_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
+    "max_position_embeddings": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+}
+
+
+def kv_bytes_per_token(spec) -> int:
+    cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
+                                           max_model_len=2048, max_num_batched_tokens=2048, max_num_seqs=16,
+                                           gpu_memory_utilization=0.9))
+    return int(cap.kv_bytes_per_token.value)
+
+
+def test_starcoder2_7b():
+    """Starcoder2-7B: hidden 4608, 32 layers, 36 heads and 4 KV heads of 128, MLP 18432, vocab 49152, tied.
+    Per layer: two LayerNorms with bias (4 x 4608), q/k/v/o with bias (4608 x (4608 + 2 x 512) + 5632 + 4608^2 +
+    4608), c_fc/c_proj with bias (2 x 4608 x 18432 + 18432 + 4608): 217,106,944; x 32 = 6,947,422,208. Outside: the
+    tied embedding 49152 x 4608 and the final LayerNorm 9216: 226,501,632. Total 7,173,923,840, the 7.17B of the
+    model's Hub page (read as a gated three-matrix MLP it was 9.89B). Every layer slides over 4096 tokens.
+    KV per token in bfloat16: 32 x 2 x 4 x 128 x 2 bytes = 65,536."""
+    spec = spec_from_config(STARCODER2_7B, model_id="bigcode/starcoder2-7b", source="test")
+    assert spec.params_total == 7_173_923_840
+    assert abs(spec.params_total - 7.17e9) / 7.17e9 < 0.01
+    assert not spec.mlp_gated and spec.tie_word_embeddings
+    assert (spec.layer_kinds.sliding, spec.sliding_window) == (32, 4096)
+    assert kv_bytes_per_token(spec) == 65_536
+
+
+def test_starcoder2_without_use_bias_has_no_biases():
+    """use_bias false drops every linear's bias (Starcoder2Attention and Starcoder2MLP take bias=use_bias), while
+    the LayerNorms keep theirs: 32 x (5632 + 4608 + 18432 + 4608) fewer."""
+    unbiased = spec_from_config({**STARCODER2_7B, "use_bias": False}, model_id="x", source="test")
+    assert unbiased.params_total == 7_173_923_840 - 32 * (5632 + 4608 + 18432 + 4608)
+
+
+def test_minicpm3_4b_caches_a_key_and_value_per_head():
+    """MiniCPM3-4B: 62 layers, hidden 2560, 40 heads, low-rank attention (q_lora 768, kv_lora 256, qk 64 nope + 32
+    rope, v 64), MLP 6400, vocab 73448, tied. Attention per layer: q_a 2560 x 768 + its norm 768 + q_b 768 x 40 x 96
+    + kv_a 2560 x (256 + 32) + its norm 256 + kv_b 256 x 40 x (64 + 64) + o 40 x 64 x 2560 = 13,517,824. Per layer
+    with the MLP (3 x 2560 x 6400) and two RMSNorms: 62,674,944; x 62 = 3,885,846,528. Outside: 73448 x 2560 + 2560
+    = 188,029,440. Total 4,073,875,968, the published 4.07B.
+    vLLM's MiniCPM3Attention is a plain Attention with every head's K and V (num_kv_heads = heads, head size
+    64 + 32 = 96, V padded to 96), not MLA's latent: 62 x 2 x 40 x 96 x 2 bytes = 952,320 per token in bfloat16,
+    27 times the 35,712 an MLA latent of 256 + 32 would take."""
+    spec = spec_from_config(MINICPM3_4B, model_id="openbmb/MiniCPM3-4B", source="test")
+    assert spec.params_total == 4_073_875_968
+    assert abs(spec.params_total - 4.07e9) / 4.07e9 < 0.01
+    assert spec.mla is None and spec.low_rank_attention is not None
+    assert (spec.num_key_value_heads, spec.head_dim) == (40, 96)
+    assert kv_bytes_per_token(spec) == 952_320
+
+
+def test_minicpm3_weights_are_the_low_rank_projections():
+    """The per-GPU weights follow the low-rank shapes (13.5M attention parameters a layer), not a 40-head MHA's
+    qkv and o (4 x 2560 x 3840 would be 39.3M)."""
+    from reader.capacity.shapes import gpu_shapes, resolve_weight_format
+
+    spec = spec_from_config(MINICPM3_4B, model_id="openbmb/MiniCPM3-4B", source="test")
+    gpu = get_gpu("H100")
+    shapes = gpu_shapes(spec, gpu, resolve_weight_format(spec, None, "auto", gpu))
+    assert [g.name for g in shapes.attn] == ["q_a", "q_b", "kv_a", "kv_b", "o"]
+    assert shapes.kv_heads == 40
+
+
+def test_minicpm3_without_v_head_dim_takes_hidden_over_heads():
+    """MiniCPM3Config sets v_head_dim to hidden_size // num_attention_heads when the config omits it."""
+    config = {k: v for k, v in MINICPM3_4B.items() if k != "v_head_dim"}
+    spec = spec_from_config(config, model_id="x", source="test")
+    assert spec.low_rank_attention.v_head_dim == 64
+    assert "v_head_dim" in spec.notes
