@@ -63,6 +63,33 @@ def test_starcoder2_without_use_bias_has_no_biases():
     assert unbiased.params_total == 7_173_923_840 - 32 * (5632 + 4608 + 18432 + 4608)
 
 
+def test_qwen_72b_chat():
+    """Qwen-72B-Chat (QWenLMHeadModel): hidden 8192, 80 layers, 64 heads (no num_key_value_heads: MHA) of 128,
+    intermediate_size 49152 = w1 and w2 together, so each of gate, up and down is 24576 (vLLM's qwen.py builds
+    QWenMLP with intermediate_size // 2), vocab 152064, untied. Per layer: two RMSNorms (2 x 8192), c_attn with bias
+    (8192 x 3 x 8192 + 3 x 8192), c_proj without (8192^2), MLP 3 x 8192 x 24576: 872,456,192; x 80 =
+    69,796,495,360. Outside: embedding and lm_head 2 x 152064 x 8192, final RMSNorm 8192: 2,491,424,768. Total
+    72,287,920,128 against the published 72B (it read 120.6B with the doubled MLP).
+    KV per token in bfloat16 (no torch_dtype; vLLM's auto): 80 x 2 x 64 x 128 x 2 bytes = 2,621,440."""
+    spec = read_model_path(MODELS / "Qwen/Qwen-72B-Chat")
+    assert spec.params_total == 72_287_920_128
+    assert abs(spec.params_total - 72e9) / 72e9 < 0.01
+    assert (spec.num_key_value_heads, spec.head_dim, spec.intermediate_size) == (64, 128, 24576)
+    assert spec.max_position_embeddings == 32768
+    assert kv_bytes_per_token(spec) == 2_621_440
+
+
+def test_qwen_7b_chat_takes_seq_length_as_its_length():
+    """Qwen-7B-Chat writes max_position_embeddings 32768 and seq_length 8192; vLLM derives max_model_len from the
+    smallest length key it finds (derive_max_model_len_and_key, model_arch_config_convertor.py), so 8192.
+    Its MLP is 3 x 4096 x 11008 per layer (intermediate_size 22016 halved)."""
+    spec = read_model_path(MODELS / "Qwen/Qwen-7B-Chat")
+    assert spec.max_position_embeddings == 8192
+    assert spec.intermediate_size == 11008
+    assert spec.params_total == 7_721_324_544
+    assert "seq_length 8192" in spec.notes and "up to v0.23.0" in spec.notes
+
+
 def test_minicpm3_4b_caches_a_key_and_value_per_head():
     """MiniCPM3-4B: 62 layers, hidden 2560, 40 heads, low-rank attention (q_lora 768, kv_lora 256, qk 64 nope + 32
     rope, v 64), MLP 6400, vocab 73448, tied. Attention per layer: q_a 2560 x 768 + its norm 768 + q_b 768 x 40 x 96
