@@ -29,7 +29,8 @@ _DEFAULTS_SOURCE = (
     "@ d98ac17c (Gemma3TextConfig), src/transformers/models/llama4/configuration_llama4.py @ b17cfe48 "
     "(Llama4TextConfig), models/gpt2/configuration_gpt2.py (GPT2Config: n_inner None = 4 x n_embd), "
     "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval), "
-    "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd)"
+    "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd), "
+    "models/minicpm3/configuration_minicpm3.py @ 5.19.0 (MiniCPM3Config: v_head_dim None = hidden / heads)"
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.

@@ -2,8 +2,8 @@
 LayerNorm), the original Qwen (QWenLMHeadModel: intermediate_size counts two matrices, its own length keys) and
 MiniCPM3 (MLA's low-rank weights, yet vLLM caches a full K and V per head). Each must give the published
 parameter count and the KV bytes per token vLLM allocates: layers x 2 (K, V) x KV heads x head size x dtype bytes.
-The Qwen configs are the shipped catalog's real copies (their source.yaml names repository, path and commit); the
-Starcoder2 and MiniCPM3 shapes are written out below with where each was read."""
+The Qwen and MiniCPM3 configs are the shipped catalog's real copies (their source.yaml names repository, path and
+commit); the Starcoder2 shapes are written out below with where they were read."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,15 +24,6 @@ STARCODER2_7B = {
     "max_position_embeddings": 16384, "sliding_window": 4096, "use_bias": True, "vocab_size": 49152,
     "torch_dtype": "bfloat16",
 }
-# openbmb/MiniCPM3-4B's shapes: the defaults of transformers' MiniCPM3Config, which "match openbmb/MiniCPM3-4B"
-# (models/minicpm3/configuration_minicpm3.py, transformers 5.19.0; v_head_dim None = hidden / heads = 64, tied).
-MINICPM3_4B = {
-    "architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
-    "num_attention_heads": 40, "num_key_value_heads": 40, "intermediate_size": 6400, "vocab_size": 73448,
-    "q_lora_rank": 768, "kv_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
-    "max_position_embeddings": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
-}
-
 
 def kv_bytes_per_token(spec) -> int:
     cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
@@ -98,12 +89,14 @@ def test_minicpm3_4b_caches_a_key_and_value_per_head():
     = 188,029,440. Total 4,073,875,968, the published 4.07B.
     vLLM's MiniCPM3Attention is a plain Attention with every head's K and V (num_kv_heads = heads, head size
     64 + 32 = 96, V padded to 96), not MLA's latent: 62 x 2 x 40 x 96 x 2 bytes = 952,320 per token in bfloat16,
-    27 times the 35,712 an MLA latent of 256 + 32 would take."""
-    spec = spec_from_config(MINICPM3_4B, model_id="openbmb/MiniCPM3-4B", source="test")
+    27 times the 35,712 an MLA latent of 256 + 32 would take. The file has no v_head_dim: hidden / heads, as
+    MiniCPM3Config takes it."""
+    spec = read_model_path(MODELS / "openbmb/MiniCPM3-4B")
     assert spec.params_total == 4_073_875_968
     assert abs(spec.params_total - 4.07e9) / 4.07e9 < 0.01
     assert spec.mla is None and spec.low_rank_attention is not None
-    assert (spec.num_key_value_heads, spec.head_dim) == (40, 96)
+    assert (spec.num_key_value_heads, spec.head_dim, spec.low_rank_attention.v_head_dim) == (40, 96, 64)
+    assert "v_head_dim" in spec.notes
     assert kv_bytes_per_token(spec) == 952_320
 
 
@@ -112,16 +105,8 @@ def test_minicpm3_weights_are_the_low_rank_projections():
     qkv and o (4 x 2560 x 3840 would be 39.3M)."""
     from reader.capacity.shapes import gpu_shapes, resolve_weight_format
 
-    spec = spec_from_config(MINICPM3_4B, model_id="openbmb/MiniCPM3-4B", source="test")
+    spec = read_model_path(MODELS / "openbmb/MiniCPM3-4B")
     gpu = get_gpu("H100")
     shapes = gpu_shapes(spec, gpu, resolve_weight_format(spec, None, "auto", gpu))
     assert [g.name for g in shapes.attn] == ["q_a", "q_b", "kv_a", "kv_b", "o"]
     assert shapes.kv_heads == 40
-
-
-def test_minicpm3_without_v_head_dim_takes_hidden_over_heads():
-    """MiniCPM3Config sets v_head_dim to hidden_size // num_attention_heads when the config omits it."""
-    config = {k: v for k, v in MINICPM3_4B.items() if k != "v_head_dim"}
-    spec = spec_from_config(config, model_id="x", source="test")
-    assert spec.low_rank_attention.v_head_dim == 64
-    assert "v_head_dim" in spec.notes
