@@ -93,10 +93,7 @@ _UNBIASED_ATTENTION_TYPES = {"gptj"}
 _PER_HEAD_KV_LOW_RANK_TYPES = {"minicpm3"}
 # Keys vLLM derives max_model_len from, smallest first wins (derive_max_model_len_and_key,
 # vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0), among those this reader keeps
-_MAX_LEN_KEYS = ("n_positions", "seq_length")
-# Architectures later releases dropped, with the last release that serves them (_PREVIOUSLY_SUPPORTED_MODELS,
-# vllm/model_executor/models/registry.py @ v0.32.0)
-_LAST_SERVED_IN = {"QWenLMHeadModel": "0.23.0"}  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
+_MAX_LEN_KEYS = ("n_positions", "seq_length")  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -180,8 +177,6 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     prefix = f"{text_key}." if text_cfg is not None else ""
     f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type))
     b = _Build(f, model_type, text_type)
-    b.notes += [f"vLLM serves {arch} up to v{last} only (the v0.32.0 registry lists it as previously supported)."
-                for arch, last in _LAST_SERVED_IN.items() if arch in archs]
 
     layers = f.req("num_hidden_layers")
     mixers, window, chunk = _mixers(b, layers)
