@@ -2,8 +2,8 @@
 LayerNorm), the original Qwen (QWenLMHeadModel: intermediate_size counts two matrices, its own length keys) and
 MiniCPM3 (MLA's low-rank weights, yet vLLM caches a full K and V per head). Each must give the published
 parameter count and the KV bytes per token vLLM allocates: layers x 2 (K, V) x KV heads x head size x dtype bytes.
-The Qwen and MiniCPM3 configs are the shipped catalog's real copies (their source.yaml names repository, path and
-commit); the Starcoder2 shapes are written out below with where they were read."""
+The configs are the shipped catalog's (each source.yaml names the repository, path and commit it was read from:
+real copies for Qwen and MiniCPM3, TensorRT-LLM's restated keys for Starcoder2)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,15 +15,6 @@ from reader.catalog.model_files import read_model_path
 
 MODELS = Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models"
 
-# bigcode/starcoder2-7b's config.json keys as NVIDIA/TensorRT-LLM restates them "based on HuggingFace configs"
-# (tests/unittest/_torch/modeling/test_modeling_starcoder2.py @ 050b6cb92871a4ed73486c5e5a573d4198d1a6d9), with the
-# 32 layers its test cuts to 6; no tie_word_embeddings key, so Starcoder2Config's default (tied) holds.
-STARCODER2_7B = {
-    "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 4608,
-    "intermediate_size": 18432, "num_attention_heads": 36, "num_key_value_heads": 4, "num_hidden_layers": 32,
-    "max_position_embeddings": 16384, "sliding_window": 4096, "use_bias": True, "vocab_size": 49152,
-    "torch_dtype": "bfloat16",
-}
 
 def kv_bytes_per_token(spec) -> int:
     cap = compute_capacity(CapacityRequest(model=spec, gpu=get_gpu("H100"), vllm_version="0.32.0",
@@ -36,10 +27,10 @@ def test_starcoder2_7b():
     """Starcoder2-7B: hidden 4608, 32 layers, 36 heads and 4 KV heads of 128, MLP 18432, vocab 49152, tied.
     Per layer: two LayerNorms with bias (4 x 4608), q/k/v/o with bias (4608 x (4608 + 2 x 512) + 5632 + 4608^2 +
     4608), c_fc/c_proj with bias (2 x 4608 x 18432 + 18432 + 4608): 217,106,944; x 32 = 6,947,422,208. Outside: the
-    tied embedding 49152 x 4608 and the final LayerNorm 9216: 226,501,632. Total 7,173,923,840, the 7.17B of the
-    model's Hub page (read as a gated three-matrix MLP it was 9.89B). Every layer slides over 4096 tokens.
+    tied embedding 49152 x 4608 and the final LayerNorm 9216: 226,501,632. Total 7,173,923,840: the 7.17B issue 23
+    quotes from the model page (the card: "a 7B parameter model"); read as a gated three-matrix MLP it was 9.89B. Every layer slides over 4096 tokens.
     KV per token in bfloat16: 32 x 2 x 4 x 128 x 2 bytes = 65,536."""
-    spec = spec_from_config(STARCODER2_7B, model_id="bigcode/starcoder2-7b", source="test")
+    spec = read_model_path(MODELS / "bigcode/starcoder2-7b")
     assert spec.params_total == 7_173_923_840
     assert abs(spec.params_total - 7.17e9) / 7.17e9 < 0.01
     assert not spec.mlp_gated and spec.tie_word_embeddings
@@ -50,7 +41,10 @@ def test_starcoder2_7b():
 def test_starcoder2_without_use_bias_has_no_biases():
     """use_bias false drops every linear's bias (Starcoder2Attention and Starcoder2MLP take bias=use_bias), while
     the LayerNorms keep theirs: 32 x (5632 + 4608 + 18432 + 4608) fewer."""
-    unbiased = spec_from_config({**STARCODER2_7B, "use_bias": False}, model_id="x", source="test")
+    import json
+
+    config = json.loads((MODELS / "bigcode/starcoder2-7b" / "config.json").read_text())
+    unbiased = spec_from_config({**config, "use_bias": False}, model_id="x", source="test")
     assert unbiased.params_total == 7_173_923_840 - 32 * (5632 + 4608 + 18432 + 4608)
 
 
@@ -86,7 +80,8 @@ def test_minicpm3_4b_caches_a_key_and_value_per_head():
     rope, v 64), MLP 6400, vocab 73448, tied. Attention per layer: q_a 2560 x 768 + its norm 768 + q_b 768 x 40 x 96
     + kv_a 2560 x (256 + 32) + its norm 256 + kv_b 256 x 40 x (64 + 64) + o 40 x 64 x 2560 = 13,517,824. Per layer
     with the MLP (3 x 2560 x 6400) and two RMSNorms: 62,674,944; x 62 = 3,885,846,528. Outside: 73448 x 2560 + 2560
-    = 188,029,440. Total 4,073,875,968, the published 4.07B.
+    = 188,029,440. Total 4,073,875,968: the 4.07B issue 23 quotes
+    from the model page (the card's name says 4B).
     vLLM's MiniCPM3Attention is a plain Attention with every head's K and V (num_kv_heads = heads, head size
     64 + 32 = 96, V padded to 96), not MLA's latent: 62 x 2 x 40 x 96 x 2 bytes = 952,320 per token in bfloat16,
     27 times the 35,712 an MLA latent of 256 + 32 would take. The file has no v_head_dim: hidden / heads, as
