@@ -269,8 +269,8 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
 
 def _attention_gemms(model: ModelSpec, nh: int, tp: int, bits: float) -> tuple[list[Gemm], int]:
     h, hd = model.hidden_size, model.head_dim
-    if model.mla is not None:
-        mla = model.mla
+    mla = model.mla or model.low_rank_attention  # MiniCPM3: MLA's projections, yet a K and V per head cached
+    if mla is not None:
         qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
         attn = []
         if mla.q_lora_rank:
@@ -280,7 +280,7 @@ def _attention_gemms(model: ModelSpec, nh: int, tp: int, bits: float) -> tuple[l
         attn += [Gemm("kv_a", h, mla.kv_lora_rank + mla.qk_rope_head_dim, bits),
                  Gemm("kv_b", mla.kv_lora_rank, nh * (mla.qk_nope_head_dim + mla.v_head_dim), bits),
                  Gemm("o", nh * mla.v_head_dim, h, bits)]
-        return attn, 1
+        return attn, (1 if model.mla is not None else max(1, model.num_key_value_heads // tp))
     kvh = max(1, model.num_key_value_heads // tp)
     q = nh * (2 if model.attn_output_gate else 1)  # Qwen3-Next's q_proj also emits the output gate
     return [Gemm("qkv", h, (q + 2 * kvh) * hd, bits), Gemm("o", nh * hd, h, bits)], kvh

@@ -29,7 +29,8 @@ _DEFAULTS_SOURCE = (
     "@ d98ac17c (Gemma3TextConfig), src/transformers/models/llama4/configuration_llama4.py @ b17cfe48 "
     "(Llama4TextConfig), models/gpt2/configuration_gpt2.py (GPT2Config: n_inner None = 4 x n_embd), "
     "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval), "
-    "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd)"
+    "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd), "
+    "models/minicpm3/configuration_minicpm3.py @ 5.19.0 (MiniCPM3Config: v_head_dim None = hidden / heads)"
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.
@@ -61,25 +62,38 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
 _UNTIED_BY_DEFAULT = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
-    "qwen3_5_moe_text", "gptj", "phi",
+    "qwen3_5_moe_text", "gptj", "phi", "qwen",
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
-_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}  # always biased, whatever attention_bias says
+# always biased, whatever attention_bias says (the original Qwen's c_attn: bias=True, c_proj without one,
+# vllm/model_executor/models/qwen.py @ v0.18.0)
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen"}
 _NO_O_BIAS_TYPES = {"glm4_moe"}  # attention_bias covers q/k/v only
 _SCORE_BIAS_TYPES = {"deepseek_v3", "kimi_k2", "glm4_moe"}  # e_score_correction_bias per expert
 _SHARED_GATE_TYPES = {"qwen2_moe"} | _GDN_TYPES  # shared_expert_gate: Linear(hidden, 1)
 _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sliding_window defaults false
-_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi"}  # LayerNorm with a bias, biased linears, two-matrix MLP
+# LayerNorm with a bias, biased linears, two-matrix MLP. Starcoder2 too: c_fc/c_proj, biases where use_bias (default
+# true), nn.LayerNorm (vllm/model_executor/models/starcoder2.py @ v0.18.0; from v0.32.0 the Transformers backend
+# runs transformers' modeling_starcoder2.py, the same modules)
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2"}
 # GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
 # (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
 # is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
 # input_layernorm, lm_head bias=True; vllm/model_executor/models/phi.py @ v0.18.0 the same)
 _PARALLEL_BLOCK_TYPES = {"gptj", "phi"}
 _LM_HEAD_BIAS_TYPES = {"gptj", "phi"}
-_UNBIASED_ATTENTION_TYPES = {"gptj"}  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
+_UNBIASED_ATTENTION_TYPES = {"gptj"}
+# Low-rank (MLA-shaped) attention weights, but vLLM caches a full key and value for every head: MiniCPM3Attention
+# builds a plain Attention with num_kv_heads = num_heads and head size qk_nope + qk_rope, its value padded to that
+# size (vllm/model_executor/models/minicpm3.py @ v0.32.0 and v0.18.0; minicpm3 is not among the model types
+# is_deepseek_mla lists, vllm/transformers_utils/model_arch_config_convertor.py @ v0.32.0)
+_PER_HEAD_KV_LOW_RANK_TYPES = {"minicpm3"}
+# Keys vLLM derives max_model_len from, smallest first wins (derive_max_model_len_and_key,
+# vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0), among those this reader keeps
+_MAX_LEN_KEYS = ("n_positions", "seq_length")  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -168,7 +182,8 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     mixers, window, chunk = _mixers(b, layers)
     moe = _moe(f, text_type)
     ffns = _ffns(b, layers, moe)
-    shape, mla, head_dim = _shape(b, layers, moe, mixers, ffns)
+    shape = _shape(b, layers, moe, mixers, ffns)
+    latent_cache = shape.mla is not None and text_type not in _PER_HEAD_KV_LOW_RANK_TYPES
     total, active = count_params(shape)
     quant = read_quantization(config, text_cfg, modelopt, file, b.notes, _layer_parts(shape))
     counts = {kind: mixers.count(kind) for kind in ("full", "sliding", "chunked", "linear", "none")}
@@ -180,14 +195,15 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         hidden_size=shape.hidden,
         num_attention_heads=shape.heads,
         num_key_value_heads=shape.kv_heads,
-        head_dim=head_dim,
+        head_dim=shape.head_dim,
         intermediate_size=shape.intermediate,
         vocab_size=shape.vocab,
-        max_position_embeddings=f.req("max_position_embeddings"),
+        max_position_embeddings=_max_len(b),
         tie_word_embeddings=shape.tied,
         torch_dtype=_dtype(config, data, file, b.notes),
         moe=moe,
-        mla=mla,
+        mla=shape.mla if latent_cache else None,
+        low_rank_attention=None if latent_cache else shape.mla,
         layer_kinds=LayerKinds(**counts),
         layer_mixers=tuple(mixers),
         layer_ffns=tuple(ffns),
@@ -240,14 +256,6 @@ def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[s
         raise ReaderError(
             f"{what} is an encoder-decoder model; vllm-reader models decoder-only generation, so its encoder "
             "cache, cross-attention KV and scheduling are not modelled.", file=file, key="model_type")
-    if model_type == "minicpm3":
-        # MiniCPM3Attention (vllm/model_executor/models/minicpm3.py @ v0.32.0) has MLA's low-rank weights but
-        # caches full K and V for every head (num_kv_heads = heads, head size qk_nope + qk_rope): read as MLA, the
-        # KV cache would come out some 27 times too small
-        raise ReaderError(
-            f"{what}: vLLM keeps a full key and value per head for MiniCPM3 although its weights are low-rank like "
-            "DeepSeek's multi-head latent attention; vllm-reader does not model that mix yet, and reading it as "
-            "MLA would size the KV cache far too small.", file=file, key="model_type")
     if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
         raise ReaderError(
             f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
@@ -292,12 +300,11 @@ def _layer_parts(s: Shape) -> dict[str, int]:
 # Shapes
 
 
-def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
-           ffns: list[str]) -> tuple[Shape, Optional[MLASpec], int]:
+def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ffns: list[str]) -> Shape:
     f, t = b.f, b.text_type
     hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
-    kv_heads = _kv_heads(f, t, heads)
-    mla = _mla(f)
+    kv_heads = heads if t in _PER_HEAD_KV_LOW_RANK_TYPES else _kv_heads(f, t, heads)
+    mla = _mla(f, t)
     head_dim = (mla.qk_nope_head_dim + mla.qk_rope_head_dim) if mla else _head_dim(f, hidden, heads)
     tied = f.bool("tie_word_embeddings", default=t not in _UNTIED_BY_DEFAULT)
     attention_bias = f.bool("attention_bias", default=False)
@@ -306,6 +313,8 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
     if t == "chatglm":
         biased = f.bool("add_bias_linear", default=False)  # chatglm.py: dense and MLP biases
         attention_bias = biased or f.bool("add_qkv_bias", default=False)  # query_key_value's bias
+    if t == "starcoder2":
+        biased = f.bool("use_bias", default=True)  # every linear, attention's and MLP's (Starcoder2Config)
     shape = Shape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
         intermediate=_intermediate(b, hidden, ffns), vocab=f.req("vocab_size"), tied=tied, moe=moe, mla=mla,
@@ -332,7 +341,22 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str],
         ffns=tuple(ffns),
         extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0),
     )
-    return shape, mla, head_dim
+    return shape
+
+
+def _max_len(b: _Build) -> int:
+    """The longest sequence vLLM derives from config.json: the smallest of the length keys it reads. The original
+    Qwen writes seq_length (its training length) beside max_position_embeddings; Qwen-14B's 2048 is below its
+    8192, and vLLM takes 2048."""
+    f = b.f
+    length = f.req("max_position_embeddings")
+    for key in _MAX_LEN_KEYS:
+        other = f.int(key) if f.data.get(key) is not None else None
+        if other is not None and other < length:
+            b.notes.append(f"{key} {other} is below max_position_embeddings {length}: vLLM derives max_model_len "
+                           f"from the smaller.")
+            length = other
+    return length
 
 
 def _kv_heads(f: Fields, text_type: str, heads: int) -> int:
@@ -349,6 +373,10 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
         return f.req("intermediate_size_mlp")
     if t in ("gpt2", "gptj"):
         return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP)
+    if t == "qwen":
+        # the original Qwen's config gives w1 and w2 together: QWenMLP gets intermediate_size // 2 for each of its
+        # gate, up and down matrices (vllm/model_executor/models/qwen.py @ v0.18.0)
+        return f.req("intermediate_size") // 2
     if "dense" not in ffns and not f.has("intermediate_size"):
         return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
     return f.req("intermediate_size")
@@ -374,16 +402,25 @@ def _opt_projections(b: _Build, hidden: int) -> int:
     return 2 * proj * hidden + vocab * (proj - hidden)
 
 
-def _mla(f: Fields) -> Optional[MLASpec]:
+def _mla(f: Fields, text_type: str) -> Optional[MLASpec]:
     if not f.has("kv_lora_rank"):
         return None
     return MLASpec(
         kv_lora_rank=f.req("kv_lora_rank"),
         qk_rope_head_dim=f.req("qk_rope_head_dim"),
         qk_nope_head_dim=f.req("qk_nope_head_dim"),
-        v_head_dim=f.req("v_head_dim"),
+        v_head_dim=_v_head_dim(f, text_type),
         q_lora_rank=f.int("q_lora_rank"),
     )
+
+
+def _v_head_dim(f: Fields, text_type: str) -> int:
+    """MiniCPM3Config takes hidden_size // num_attention_heads when v_head_dim is absent
+    (transformers' models/minicpm3/configuration_minicpm3.py, 5.19.0)."""
+    if text_type in _PER_HEAD_KV_LOW_RANK_TYPES and not f.has("v_head_dim"):
+        f.defaulted.append("v_head_dim")
+        return f.req("hidden_size") // f.req("num_attention_heads")
+    return f.req("v_head_dim")
 
 
 def _ssm(b: _Build) -> SsmSpec:

@@ -188,6 +188,9 @@ class ModelSpec(_Strict):
     torch_dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     moe: Optional[MoESpec] = None
     mla: Optional[MLASpec] = None
+    # Added: attention whose weights have MLA's low-rank shapes while vLLM caches a full K and V per head, as
+    # for MHA (MiniCPM3): mla is then None, num_key_value_heads = heads and head_dim = qk_nope + qk_rope.
+    low_rank_attention: Optional[MLASpec] = None
     layer_kinds: LayerKinds
     # Added: the mixer of each layer in order (full/sliding/chunked/linear/none) and its feed-forward
     # block (dense/moe/none), where the config says which layer is which; empty = derived from

@@ -106,23 +106,3 @@ def test_internvl2_2b_reads_its_language_model_from_llm_config():
                                            max_model_len=512, max_num_batched_tokens=2048, max_num_seqs=16,
                                            gpu_memory_utilization=0.9))
     assert int(cap.kv_bytes_per_token.value) == 98_304
-
-
-def test_minicpm3_is_refused_rather_than_read_as_mla(tmp_path):
-    """MiniCPM3 has MLA-like low-rank weights, but vLLM caches K and V for all 40 heads of 96 (62 x 2 x 40 x 96
-    x 2 bytes = 952,320 per token in bf16), 27 times the 35,712 an MLA latent of 256 + 32 would take: until that
-    mix is modelled the reader says so (exit 2, naming the key) instead of sizing it as MLA."""
-    import json
-
-    import pytest
-
-    from reader.errors import ReaderError
-
-    config = {"architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560,
-              "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
-              "intermediate_size": 6400, "vocab_size": 73448, "q_lora_rank": 768, "kv_lora_rank": 256,
-              "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "max_position_embeddings": 32768}
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ReaderError) as err:
-        read_model_path(tmp_path)
-    assert err.value.key == "model_type" and "far too small" in str(err.value)

@@ -149,3 +149,13 @@ def test_a_release_whose_override_handling_was_not_read_is_not_refused(tmp_path)
     text = ("vllm serve Qwen/Qwen2.5-32B-Instruct --max-model-len 131072 --hf-overrides "
             "'{\"rope_scaling\": {\"factor\": 4, \"rope_type\": \"yarn\"}}'\n")
     assert "VR402" not in fired(check_text(tmp_path, text, version="0.17.0", gpu="H100"))
+
+
+def test_the_original_qwen_would_not_start_after_the_last_release_that_served_it(tmp_path):
+    """vLLM lists QWenLMHeadModel as served until v0.23.0 and refuses it from v0.24.0
+    (registry.py _PREVIOUSLY_SUPPORTED_MODELS @ v0.32.0); 0.18.0 still builds it (qwen.py)."""
+    launch = "vllm serve Qwen/Qwen-7B-Chat --trust-remote-code\n"
+    refused = check_text(tmp_path, launch, version="0.32.0", gpu="H100")
+    assert "VR611" in fired(refused, "error") and refused.summary.exit_code == 1
+    for served in ("0.23.0", "0.18.0"):
+        assert "VR611" not in fired(check_text(tmp_path, launch, version=served, gpu="H100"))
