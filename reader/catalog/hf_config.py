@@ -30,7 +30,10 @@ _DEFAULTS_SOURCE = (
     "(Llama4TextConfig), models/gpt2/configuration_gpt2.py (GPT2Config: n_inner None = 4 x n_embd), "
     "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval), "
     "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd), "
-    "models/minicpm3/configuration_minicpm3.py @ 5.19.0 (MiniCPM3Config: v_head_dim None = hidden / heads)"
+    "models/minicpm3/configuration_minicpm3.py @ 5.19.0 (MiniCPM3Config: v_head_dim None = hidden / heads), "
+    "models/falcon/configuration_falcon.py @ v4.57.6 and v5.19.0 (FalconConfig); older Falcon files "
+    "(RefinedWeb, RefinedWebModel) follow vLLM's RWConfig, vllm/transformers_utils/configs/falcon.py @ v0.32.0, "
+    "and name no length, for which vLLM assumes 2048 (_get_and_verify_max_len, vllm/config/model.py @ v0.32.0)"
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.
@@ -44,6 +47,9 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt2": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
     "opt": {"tie_word_embeddings": True, "enable_bias": True},
     "qwen3_next": {"full_attention_interval": 4, "decoder_sparse_step": 1},
+    "falcon": {"vocab_size": 65024, "max_position_embeddings": 2048},
+    "RefinedWeb": {"vocab_size": 250880, "max_position_embeddings": 2048},
+    "RefinedWebModel": {"vocab_size": 250880, "max_position_embeddings": 2048},
 }
 # Other names a family's config.json uses for a key (transformers' attribute_map).
 _KEY_ALIASES: dict[str, dict[str, str]] = {
@@ -57,6 +63,10 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
                 "vocab_size": "padded_vocab_size", "max_position_embeddings": "seq_length"},
     "nemotron_h": {"head_dim": "attention_head_dim"},
+    # RWConfig's attribute_map (vllm/transformers_utils/configs/falcon.py @ v0.32.0); FalconConfig has none, so a
+    # model_type falcon file must use the long names
+    "RefinedWeb": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"},
+    "RefinedWebModel": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"},
 }
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
@@ -85,7 +95,8 @@ _LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2"}
 # input_layernorm, lm_head bias=True; vllm/model_executor/models/phi.py @ v0.18.0 the same)
 _PARALLEL_BLOCK_TYPES = {"gptj", "phi"}
 _LM_HEAD_BIAS_TYPES = {"gptj", "phi"}
-_UNBIASED_ATTENTION_TYPES = {"gptj"}
+_UNBIASED_ATTENTION_TYPES = {"gptj"}  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
+_FALCON_TYPES = {"falcon", "RefinedWeb", "RefinedWebModel"}  # FalconForCausalLM, RWForCausalLM in vLLM
 # Low-rank (MLA-shaped) attention weights, but vLLM caches a full key and value for every head: MiniCPM3Attention
 # builds a plain Attention with num_kv_heads = num_heads and head size qk_nope + qk_rope, its value padded to that
 # size (vllm/model_executor/models/minicpm3.py @ v0.32.0 and v0.18.0; minicpm3 is not among the model types
@@ -93,7 +104,7 @@ _UNBIASED_ATTENTION_TYPES = {"gptj"}
 _PER_HEAD_KV_LOW_RANK_TYPES = {"minicpm3"}
 # Keys vLLM derives max_model_len from, smallest first wins (derive_max_model_len_and_key,
 # vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0), among those this reader keeps
-_MAX_LEN_KEYS = ("n_positions", "seq_length")  # GPT-J's qkv and out projections have no bias (gpt_j.py, bias=False)
+_MAX_LEN_KEYS = ("n_positions", "seq_length")
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -127,7 +138,8 @@ READ_KEYS = frozenset({
     "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
     "num_layers", "ffn_hidden_size", "padded_vocab_size", "seq_length", "multi_query_attention",
-    "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm",
+    "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm", "multi_query", "new_decoder_architecture",
+    "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
 })
 
 
@@ -302,6 +314,8 @@ def _layer_parts(s: Shape) -> dict[str, int]:
 
 def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ffns: list[str]) -> Shape:
     f, t = b.f, b.text_type
+    if t in _FALCON_TYPES:
+        return _falcon_shape(b, layers)
     hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
     kv_heads = heads if t in _PER_HEAD_KV_LOW_RANK_TYPES else _kv_heads(f, t, heads)
     mla = _mla(f, t)
@@ -357,6 +371,55 @@ def _max_len(b: _Build) -> int:
                            f"from the smaller.")
             length = other
     return length
+
+
+def _falcon_shape(b: _Build, layers: int) -> Shape:
+    """Falcon as vLLM builds it (vllm/model_executor/models/falcon.py @ v0.32.0): one query_key_value and one
+    dense projection, an MLP of two matrices 4 x hidden wide (dense_h_to_4h, dense_4h_to_h, GELU, no gate; the
+    config's ffn_hidden_size is not read), every linear biased when `bias` is set, LayerNorms with a bias, and
+    the lm_head tied to the embedding unless tie_word_embeddings says otherwise."""
+    f = b.f
+    hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
+    bias = f.bool("bias", default=False)
+    new_decoder = _falcon_new_decoder(b, hidden)
+    shape = Shape(
+        layers=layers, hidden=hidden, heads=heads, kv_heads=_falcon_kv_heads(b, heads, new_decoder),
+        head_dim=_head_dim(f, hidden, heads), intermediate=4 * hidden, vocab=f.req("vocab_size"),
+        tied=f.bool("tie_word_embeddings", default=True), qkv_bias=bias, o_bias=bias,
+        norms_per_layer=_falcon_norms_per_layer(b, new_decoder), mlp_gated=False, mlp_bias=bias, norm_bias=True,
+    )
+    return shape
+
+
+def _falcon_new_decoder(b: _Build, hidden: int) -> bool:
+    """Falcon-40B/180B's layout. RWConfig switches it on for any hidden size of 8192, which is how the old
+    falcon-40b file (model_type RefinedWeb, no new_decoder_architecture key) gets it."""
+    if b.f.bool("new_decoder_architecture", default=False):
+        return True
+    return b.text_type != "falcon" and hidden == 8192
+
+
+def _falcon_kv_heads(b: _Build, heads: int, new_decoder: bool) -> int:
+    """FalconAttention's KV heads: num_kv_heads groups in the new decoder layout (n_head_kv in RefinedWeb files,
+    RWConfig's default 1; FalconConfig's default is one per query head), else one with multi_query (both
+    configs default it to true), else one per query head."""
+    f = b.f
+    if new_decoder:
+        if b.text_type == "falcon":
+            return f.int("num_kv_heads") or heads
+        return f.int("n_head_kv") or f.int("num_kv_heads") or 1
+    return 1 if f.bool("multi_query", default=True) else heads
+
+
+def _falcon_norms_per_layer(b: _Build, new_decoder: bool) -> int:
+    """FalconDecoderLayer: two LayerNorms when attention and MLP run one after the other or when the parallel
+    block has num_ln_in_parallel_attn 2 (the new decoder layout's default), else one shared LayerNorm.
+    parallel_attn defaults to true in FalconConfig and false in RWConfig."""
+    f = b.f
+    if not f.bool("parallel_attn", default=b.text_type == "falcon"):
+        return 2
+    shared_norms = f.int("num_ln_in_parallel_attn") or (2 if new_decoder else 1)
+    return 2 if shared_norms == 2 else 1
 
 
 def _kv_heads(f: Fields, text_type: str, heads: int) -> int:
