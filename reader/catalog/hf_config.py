@@ -20,7 +20,7 @@ from ..errors import ReaderError
 from .hf_fields import Fields, read_json
 from .hf_params import ATTENTION_MIXERS, Shape, count_params, is_moe_layer, params_by_part
 from .hf_quant import MODELOPT_SIDECAR, read_quantization
-from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, SsmSpec
+from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, RopeScaling, SsmSpec
 
 CONFIG_NAME = "config.json"
 
@@ -125,6 +125,7 @@ READ_KEYS = frozenset({
     "quantization_config",
     "is_encoder_decoder", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "intermediate_size", "intermediate_size_mlp", "vocab_size", "max_position_embeddings",
+    "rope_scaling", "rope_parameters", "original_max_position_embeddings",
     "tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "topk_method", "sliding_window",
     "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "no_rope_layers",
     "no_rope_layer_interval", "attention_chunk_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
@@ -143,6 +144,17 @@ READ_KEYS = frozenset({
 })
 
 
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")  # transformers 5 renamed rope_scaling to rope_parameters
+_ROPE_READ = {"type", "rope_type", "factor", "original_max_position_embeddings"}
+
+
+def _trim_rope(value: dict) -> dict:
+    """A RoPE mapping reduced to what the maximum length reads (LongRoPE's factor lists go)."""
+    if value and all(isinstance(v, dict) for v in value.values()):
+        return {k: _trim_rope(v) for k, v in value.items()}
+    return {k: v for k, v in value.items() if k in _ROPE_READ}
+
+
 def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """config.json reduced to READ_KEYS (nested text_config too; vision_config to its model_type)."""
     out: dict[str, Any] = {}
@@ -153,6 +165,8 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
             value = trim_config(value)
         elif key == "vision_config" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k == "model_type"}
+        elif key in _ROPE_KEYS and isinstance(value, dict):
+            value = _trim_rope(value)
         out[key] = value
     return out
 
@@ -211,6 +225,8 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         intermediate_size=shape.intermediate,
         vocab_size=shape.vocab,
         max_position_embeddings=_max_len(b),
+        rope_scaling=_rope_scaling(f),
+        original_max_position_embeddings=f.int("original_max_position_embeddings"),
         tie_word_embeddings=shape.tied,
         torch_dtype=_dtype(config, data, file, b.notes),
         moe=moe,
@@ -356,6 +372,32 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ff
         extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0),
     )
     return shape
+
+
+
+
+def _rope_scaling(f: Fields) -> Optional[RopeScaling]:
+    """The RoPE scaling mapping (or, per layer type, the first of them: vLLM applies one factor to the whole
+    model, _get_and_verify_max_len, vllm/config/model.py @ v0.32.0); None without one."""
+    for key in _ROPE_KEYS:
+        value = f.data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            value = next(iter(value.values()))
+        if not isinstance(value, dict):
+            raise ReaderError(f"expected a mapping, got {value!r}.", file=f.file, key=f"{f.prefix}{key}")
+        kind = value.get("rope_type", value.get("type"))
+        factor, original = value.get("factor"), value.get("original_max_position_embeddings")
+        if not isinstance(kind, str):
+            raise ReaderError(f"expected a rope_type name, got {kind!r}.", file=f.file, key=f"{f.prefix}{key}")
+        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0):
+            raise ReaderError(f"expected a positive number, got {factor!r}.", file=f.file, key=f"{f.prefix}{key}.factor")
+        if original is not None and (isinstance(original, bool) or not isinstance(original, int) or original <= 0):
+            raise ReaderError(f"expected a positive whole number, got {original!r}.", file=f.file,
+                              key=f"{f.prefix}{key}.original_max_position_embeddings")
+        return RopeScaling(type=kind, factor=factor, original_max_position_embeddings=original)
+    return None
 
 
 def _max_len(b: _Build) -> int:

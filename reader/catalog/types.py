@@ -169,6 +169,15 @@ _SHORTHAND_PARTS = {
 }
 
 
+class RopeScaling(_Strict):
+    """The checkpoint's RoPE scaling (config.json rope_scaling or rope_parameters), as far as vLLM's maximum length
+    reads it: the type, its factor and the pre-scaling length a YaRN mapping names."""
+
+    type: str
+    factor: Optional[float] = None
+    original_max_position_embeddings: Optional[int] = None
+
+
 class ModelSpec(_Strict):
     id: str
     aliases: tuple[str, ...] = ()
@@ -184,6 +193,10 @@ class ModelSpec(_Strict):
     intermediate_size: int = Field(gt=0)
     vocab_size: int = Field(gt=0)
     max_position_embeddings: int = Field(gt=0)
+    # Added: what vLLM's maximum length also reads (reader/config/max_len.py): the RoPE scaling, and the
+    # top-level original_max_position_embeddings a LongRoPE checkpoint (Phi-3 128k) defaults to.
+    rope_scaling: Optional[RopeScaling] = None
+    original_max_position_embeddings: Optional[int] = None
     tie_word_embeddings: bool = False
     torch_dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     moe: Optional[MoESpec] = None

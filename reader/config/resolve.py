@@ -17,6 +17,7 @@ from ..versions import format_version, parse_version, VersionTuple
 from .defaults import adjustment_applies, scalar_default, section
 from .draft import DraftModel, read_draft
 from .flagtable import flag_table
+from .max_len import SOURCE as MAX_LEN_SOURCE, default_max_len, derived_max_len
 from .model import Deployment, Note
 from .platforms import CPU_DEFAULTS, CPU_FORCED, cpu_kv_bytes, on_cpu
 
@@ -344,9 +345,8 @@ class _Resolver:
                 self._set("max_model_len", given, "user", "given in the config")
             return
         if self.model is not None:
-            self._set("max_model_len", self.model.max_position_embeddings, "default",
-                      "the model's max_position_embeddings (derived from its config.json)",
-                      "vllm/config/model.py _get_and_verify_max_len")
+            length, why = default_max_len(self.model, self.v)
+            self._set("max_model_len", length, "default", why, MAX_LEN_SOURCE)
         else:
             self._set("max_model_len", None, "default", "the model's maximum length (model unknown)")
 
@@ -435,7 +435,7 @@ class _Resolver:
         model's positions, which stand in for it here; 0 when unknown."""
         value = self.r.value("max_model_len") or 0
         if value == -1 and self.model is not None:
-            return self.model.max_position_embeddings
+            return derived_max_len(self.model, self.v)
         return max(value, 0)
 
     def _batch_limits(self) -> None:

@@ -159,3 +159,14 @@ def test_the_original_qwen_would_not_start_after_the_last_release_that_served_it
     assert "VR611" in fired(refused, "error") and refused.summary.exit_code == 1
     for served in ("0.23.0", "0.18.0"):
         assert "VR611" not in fired(check_text(tmp_path, launch, version=served, gpu="H100"))
+
+
+def test_a_longrope_model_with_no_length_given_starts_at_its_pre_scaling_length(tmp_path):
+    """vLLM 0.18.0 and 0.32.0 run Phi-3.5-mini-instruct at 4,096 tokens when no --max-model-len is given
+    (fixtures/differential/rope-lengths-vllm-*.json): on an L4 it starts; at its full 131,072 it would not."""
+    for version in ("0.18.0", "0.32.0"):
+        assert not fired(check_text(tmp_path, "vllm serve microsoft/Phi-3.5-mini-instruct\n", version=version,
+                                    gpu="L4"), "error")
+        full = check_text(tmp_path, "vllm serve microsoft/Phi-3.5-mini-instruct --max-model-len 131072\n",
+                          version=version, gpu="L4")
+        assert "VR417" in fired(full, "error")
