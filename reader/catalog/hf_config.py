@@ -145,14 +145,6 @@ READ_KEYS = frozenset({
 
 
 _ROPE_KEYS = ("rope_scaling", "rope_parameters")  # transformers 5 renamed rope_scaling to rope_parameters
-_ROPE_READ = {"type", "rope_type", "factor", "original_max_position_embeddings"}
-
-
-def _trim_rope(value: dict) -> dict:
-    """A RoPE mapping reduced to what the maximum length reads (LongRoPE's factor lists go)."""
-    if value and all(isinstance(v, dict) for v in value.values()):
-        return {k: _trim_rope(v) for k, v in value.items()}
-    return {k: v for k, v in value.items() if k in _ROPE_READ}
 
 
 def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -165,8 +157,6 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
             value = trim_config(value)
         elif key == "vision_config" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k == "model_type"}
-        elif key in _ROPE_KEYS and isinstance(value, dict):
-            value = _trim_rope(value)
         out[key] = value
     return out
 
