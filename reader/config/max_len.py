@@ -12,7 +12,7 @@ vLLM (_get_and_verify_max_len, vllm/config/model.py @ v0.18.0 and v0.32.0) start
 - with no max_model_len given, a LongRoPE model (Phi-3/3.5/4 128K) runs at its top-level
   original_max_position_embeddings (4,096 for Phi-3-mini-128k), not at the derived maximum.
 
-Asked of the real CPU builds (tools/differential/rope_lengths.py, fixtures/differential/rope-lengths-vllm-*.json):
+Asked of the real CPU builds (tools/differential/rope_lengths.py, fixtures/differential/rope-lengths-vllm-*.json; tests/live/test_live_rope_overrides.py asks again):
 TinyLlama's 2,048 positions with linear x4 derive 8,192 at both releases, dynamic x2 4,096, YaRN x4 from 2,048
 8,192 at 0.18.0 and 2,048 at 0.32.0; Phi-3-mini-128k defaults to 4,096 at both and accepts 131,072 when given.
 """

@@ -11,12 +11,10 @@ tests/config/test_max_len.py replays against the reader offline.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import ask_vllm
+from .ask_vllm import ROOT, ask_lines, record_main
 MODELS = ROOT / "fixtures" / "differential" / "rope-lengths"
 GIVEN = [None, 8192, 131072]
 
@@ -42,29 +40,18 @@ def folders() -> list[Path]:
 
 
 def ask(venv: Path) -> list[dict]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     names = [str(p) for p in folders()]
-    run = subprocess.run([str(venv / "bin" / "python"), "-c", _ASK, json.dumps(GIVEN), *names],
-                         capture_output=True, text=True, timeout=600, env=env)
-    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    if len(rows) != len(names) * len(GIVEN):
-        raise RuntimeError(f"vLLM answered {len(rows)} of {len(names) * len(GIVEN)}: {run.stderr[-2000:]}")
-    return rows
+    return ask_lines(venv, _ASK, [json.dumps(GIVEN), *names], len(names) * len(GIVEN))
 
 
 def fixture_path(version: str) -> Path:
-    return ROOT / "fixtures" / "differential" / f"rope-lengths-vllm-{version}.json"
+    return ask_vllm.fixture_path("rope-lengths", version)
 
 
-def main() -> None:
-    version, record = sys.argv[1], "--record" in sys.argv
-    venv = Path(os.environ["VLLM_READER_VLLM_" + version.replace(".", "_")])
-    body = {"vllm": version, "models": "fixtures/differential/rope-lengths (its README)",
+def _body(version: str, venv: Path) -> dict:
+    return {"vllm": version, "models": "fixtures/differential/rope-lengths (its README)",
             "recorded_by": "tools/differential/rope_lengths.py", "rows": ask(venv)}
-    print(json.dumps(body, indent=1))
-    if record:
-        fixture_path(version).write_text(json.dumps(body, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    record_main("rope-lengths", _body)

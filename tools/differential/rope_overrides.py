@@ -10,13 +10,10 @@ tests/rules/test_check_stops_what_stops_vllm.py replays against `check` (VR402) 
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import ask_vllm
+from .ask_vllm import ROOT, ask_lines, record_main
 MODEL = ROOT / "reader" / "catalog" / "models" / "Qwen" / "Qwen2.5-32B-Instruct"
 MAX_MODEL_LEN = 131072
 ROPE_TYPES = ["yarn", "linear"]
@@ -38,29 +35,17 @@ for rope_type in types:
 
 
 def ask(venv: Path) -> list[dict]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([str(venv / "bin" / "python"), "-c", _ASK, str(MODEL), str(MAX_MODEL_LEN), *ROPE_TYPES],
-                         capture_output=True, text=True, timeout=600, env=env)
-    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    if len(rows) != len(ROPE_TYPES):
-        raise RuntimeError(f"vLLM answered {len(rows)} of {len(ROPE_TYPES)}: {run.stderr[-2000:]}")
-    return rows
+    return ask_lines(venv, _ASK, [str(MODEL), str(MAX_MODEL_LEN), *ROPE_TYPES], len(ROPE_TYPES))
 
 
 def fixture_path(version: str) -> Path:
-    return ROOT / "fixtures" / "differential" / f"rope-overrides-vllm-{version}.json"
+    return ask_vllm.fixture_path("rope-overrides", version)
 
 
-def main() -> None:
-    version, record = sys.argv[1], "--record" in sys.argv
-    venv = Path(os.environ["VLLM_READER_VLLM_" + version.replace(".", "_")])
-    rows = ask(venv)
-    body = {"vllm": version, "model": "Qwen/Qwen2.5-32B-Instruct (reader/catalog/models, 32768 positions)",
-            "max_model_len": MAX_MODEL_LEN, "recorded_by": "tools/differential/rope_overrides.py", "rows": rows}
-    print(json.dumps(body, indent=1))
-    if record:
-        fixture_path(version).write_text(json.dumps(body, indent=1) + "\n")
+def _body(version: str, venv: Path) -> dict:
+    return {"vllm": version, "model": "Qwen/Qwen2.5-32B-Instruct (reader/catalog/models, 32768 positions)",
+            "max_model_len": MAX_MODEL_LEN, "recorded_by": "tools/differential/rope_overrides.py", "rows": ask(venv)}
 
 
 if __name__ == "__main__":
-    main()
+    record_main("rope-overrides", _body)
