@@ -144,9 +144,6 @@ READ_KEYS = frozenset({
 })
 
 
-_ROPE_KEYS = ("rope_scaling", "rope_parameters")  # transformers 5 renamed rope_scaling to rope_parameters
-
-
 def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """config.json reduced to READ_KEYS (nested text_config too; vision_config to its model_type)."""
     out: dict[str, Any] = {}
@@ -364,6 +361,7 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ff
     return shape
 
 
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")  # transformers 5 renamed rope_scaling to rope_parameters
 
 
 def _rope_scaling(f: Fields) -> Optional[RopeScaling]:
@@ -377,16 +375,12 @@ def _rope_scaling(f: Fields) -> Optional[RopeScaling]:
             value = next(iter(value.values()))
         if not isinstance(value, dict):
             raise ReaderError(f"expected a mapping, got {value!r}.", file=f.file, key=f"{f.prefix}{key}")
-        kind = value.get("rope_type", value.get("type"))
-        factor, original = value.get("factor"), value.get("original_max_position_embeddings")
-        if not isinstance(kind, str):
-            raise ReaderError(f"expected a rope_type name, got {kind!r}.", file=f.file, key=f"{f.prefix}{key}")
-        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0):
-            raise ReaderError(f"expected a positive number, got {factor!r}.", file=f.file, key=f"{f.prefix}{key}.factor")
-        if original is not None and (isinstance(original, bool) or not isinstance(original, int) or original <= 0):
-            raise ReaderError(f"expected a positive whole number, got {original!r}.", file=f.file,
-                              key=f"{f.prefix}{key}.original_max_position_embeddings")
-        return RopeScaling(type=kind, factor=factor, original_max_position_embeddings=original)
+        rope = Fields(value, f.file, f"{f.prefix}{key}.", {})
+        kind = rope.str("rope_type") or rope.str("type")
+        if kind is None:
+            raise rope.fail("rope_type", "this required key is missing (or null).")
+        return RopeScaling(type=kind, factor=rope.number("factor"),
+                           original_max_position_embeddings=rope.int("original_max_position_embeddings"))
     return None
 
 
@@ -414,13 +408,12 @@ def _falcon_shape(b: _Build, layers: int) -> Shape:
     hidden, heads = f.req("hidden_size"), f.req("num_attention_heads")
     bias = f.bool("bias", default=False)
     new_decoder = _falcon_new_decoder(b, hidden)
-    shape = Shape(
+    return Shape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=_falcon_kv_heads(b, heads, new_decoder),
         head_dim=_head_dim(f, hidden, heads), intermediate=4 * hidden, vocab=f.req("vocab_size"),
         tied=f.bool("tie_word_embeddings", default=True), qkv_bias=bias, o_bias=bias,
         norms_per_layer=_falcon_norms_per_layer(b, new_decoder), mlp_gated=False, mlp_bias=bias, norm_bias=True,
     )
-    return shape
 
 
 def _falcon_new_decoder(b: _Build, hidden: int) -> bool:

@@ -65,6 +65,17 @@ class Fields:
             raise self.fail(key, f"expected a number above 0, got {value!r}.")
         return int(value)
 
+    def number(self, key: str) -> Optional[float]:
+        """A positive number, whole or not (a RoPE factor)."""
+        value = self.raw(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {value!r}.")
+        if value <= 0:
+            raise self.fail(key, f"expected a number above 0, got {value!r}.")
+        return float(value)
+
     def req(self, key: str) -> int:
         value = self.int(key, required=True)
         assert value is not None
