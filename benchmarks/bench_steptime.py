@@ -14,6 +14,7 @@ import numpy as np
 
 from reader.batch import StepBatch
 from reader.calibration.fit_steps import load_steps, shape_model
+from reader.calibration.profile import default_calibration
 from reader.capacity.steptime import StepTimeModel
 from reader.catalog.load import get_gpu
 
@@ -44,7 +45,7 @@ def cases() -> dict[str, StepBatch]:
 
 def main() -> dict[str, float]:
     model, gpu = shape_model(load_steps("fixtures/gpu/h200-llama3-8b-steps.json")), get_gpu("H200-SXM")
-    stm = StepTimeModel(model, gpu, max_num_seqs=256, max_num_batched_tokens=8192)
+    stm = StepTimeModel(model, gpu, default_calibration(gpu.id), max_num_seqs=256, max_num_batched_tokens=8192)
     out = {}
     for name, batch in cases().items():
         out[name] = per_call_us(stm, batch)

@@ -137,9 +137,11 @@ def step_time_model(r: ResolvedDeployment, coefficients: Any = None, gpu: Any = 
     v = r.value
     from .calibration.select import is_cpu
 
-    if coefficients is None and r.calibration is not None:
-        coefficients = r.calibration.coefficients()
     gpu = gpu or r.require_gpu()
+    if coefficients is None:
+        from .calibration.profile import default_calibration
+
+        coefficients = r.calibration.coefficients() if r.calibration is not None else default_calibration(gpu.id)
     extra = {"table_tokens": table_tokens} if table_tokens else {}
     return StepTimeModel(
         r.require_model(), gpu, tp=v("tensor_parallel_size") or 1,

@@ -8,7 +8,7 @@ from module_graph import edges, upward
 
 REMAINING = {
     # calibration fits against the simulator, logs and the diagnosis's trial runner: its fitting modules sit above
-    # them while its coefficients and profiles (coefficients.py, profile.py) are a low-stage provider
+    # them while its profiles (profile.py) are a provider the commands and the pipeline read
     ("reader/calibration/bench.py", "sim"),
     ("reader/calibration/fit_bench.py", "diagnose"),
     ("reader/calibration/fit_bench.py", "pipeline"),
@@ -22,8 +22,6 @@ REMAINING = {
     ("reader/calibration/published.py", "sim"),
     ("reader/calibration/run_published.py", "pipeline"),
     ("reader/calibration/run_published.py", "sim"),
-    # the step-time model's default and shipped profiles live in calibration/profile.py
-    ("reader/capacity/steptime.py", "calibration"),
     # a vLLM log is one of the forms a launch is read from (logs/form.py), and Deployment carries its reading
     ("reader/config/find.py", "logs"),
     ("reader/config/model.py", "logs"),

@@ -32,12 +32,12 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..capacity.coefficients import StepTimeCoefficients
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
 from .coverage import coverage_warnings, front_end_warnings, saturating
 from .delivery import delivery_warnings
-from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
                       default_profile, source_file)

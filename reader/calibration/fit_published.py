@@ -32,8 +32,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..batch import StepBatch
+from ..capacity.coefficients import StepTimeCoefficients
 from ..errors import ReaderError
-from .coefficients import StepTimeCoefficients
 from .optimize import Free, minimize
 from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, source_file
 from .published import PublishedRun

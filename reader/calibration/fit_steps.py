@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..batch import StepBatch
+from ..capacity.coefficients import StepTimeCoefficients
 from ..catalog.types import GpuSpec, LayerKinds, ModelSpec
 from ..errors import ReaderError
-from .coefficients import StepTimeCoefficients
 from .optimize import Free, SearchResult, minimize
 from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, read_input
 

@@ -24,8 +24,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..capacity.coefficients import StepTimeCoefficients
 from ..errors import ReaderError, validation_words
-from .coefficients import StepTimeCoefficients
 
 KIND = "vllm-reader calibration profile"
 FORMAT = 1
@@ -272,6 +272,12 @@ def shipped_profile_path(gpu_id: Optional[str]) -> Path:
 
 def shipped_profile(gpu_id: Optional[str]) -> CalibrationProfile:
     return read_profile(shipped_profile_path(gpu_id))
+
+
+def default_calibration(gpu_id: Optional[str] = None) -> StepTimeCoefficients:
+    """The shipped coefficients for a GPU type: its published-runs fit where one exists, else the ones fitted on
+    measured H200 steps."""
+    return (shipped_profile(gpu_id) if gpu_id else default_profile()).coefficients()
 
 
 def dump_profile(profile: CalibrationProfile) -> str:

@@ -18,7 +18,8 @@ Parts of a step (per GPU; pipeline stages run one after another for one batch):
 
 - sampling: a time per sampled row (sampler and output processing; fitted from bench results).
 
-The coefficients come from a calibration profile (reader/calibration/): the shipped one is fitted on
+The coefficients (coefficients.py) come from the caller, read from a calibration profile
+(reader/calibration/; default_calibration there gives the shipped one): the shipped one is fitted on
 measured H200 steps (reader/calibration/profiles/h200-sxm.yaml), `vllm-reader calibrate` fits others
 from a deployment's own bench results. The peaks of a GPU are its datasheet figures times the
 profile's achievable fractions (the H200's: 762/989 TFLOP/s, 4225/4800 GB/s).
@@ -30,8 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..batch import StepBatch
-from ..calibration.coefficients import StepTimeCoefficients as Calibration
-from ..calibration.profile import default_profile, shipped_profile
+from .coefficients import StepTimeCoefficients as Calibration
 from ..catalog.types import GpuSpec, ModelSpec
 from ..errors import ReaderError
 from .kv import kv_dtype_bytes, mamba_state
@@ -39,12 +39,6 @@ from .memory import capture_sizes as default_capture_sizes
 from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_layer_kinds, stage_moe_layers
 
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
-
-
-def default_calibration(gpu_id: str | None = None) -> Calibration:
-    """The shipped calibration profile's coefficients: the GPU type's published-runs fit where one exists, else
-    the one fitted on measured H200 steps."""
-    return (shipped_profile(gpu_id) if gpu_id else default_profile()).coefficients()
 
 
 def _knee_scalar(tc: float, tm: float, p: float) -> float:
@@ -64,18 +58,18 @@ def _knee(tc, tm, p):
 class StepTimeModel:
     """Seconds for one step of a given batch on one replica (TP x PP GPUs)."""
 
-    def __init__(self, model: ModelSpec, gpu: GpuSpec, tp: int = 1, pp: int = 1, quantization: str | None = None,
+    def __init__(self, model: ModelSpec, gpu: GpuSpec, calibration: Calibration, tp: int = 1, pp: int = 1,
+                 quantization: str | None = None,
                  dtype: str = "auto", kv_cache_dtype: str = "auto", enforce_eager: bool = False,
                  cudagraph_capture_sizes: list[int] | None = None, max_num_seqs: int = 256,
-                 max_num_batched_tokens: int = 8192, ep: int = 1, dp: int = 1,
-                 calibration: Calibration | None = None, split_kv: bool = True,
+                 max_num_batched_tokens: int = 8192, ep: int = 1, dp: int = 1, split_kv: bool = True,
                  table_tokens: int = _M_TABLE) -> None:
         if tp < 1 or pp < 1:
             raise ReaderError("tp and pp must be >= 1", key="tp")
         if model.num_attention_heads % tp:
             raise ReaderError(f"{model.num_attention_heads} heads not divisible by --tp {tp}", key="tp")
         self.model, self.gpu, self.tp, self.pp, self.ep = model, gpu, tp, pp, ep
-        self.cal = cal = calibration or default_calibration(gpu.id)
+        self.cal = cal = calibration
         self.wfmt = resolve_weight_format(model, quantization, dtype, gpu)
         # Without EP, vLLM slices the routed experts over the DP ranks too (the memory counts that: capacity/api.py),
         # but decode under DP without EP measures as if each rank read its TP slice of every expert: Qwen3-235B-A22B

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reader.calibration.coefficients import MEANING, StepTimeCoefficients
+from reader.capacity.coefficients import MEANING, StepTimeCoefficients
 from reader.calibration.profile import (DEFAULT_PROFILE, CalibrationProfile, dump_profile, load_profile,
                                         write_profile)
 from reader.errors import ReaderError

@@ -23,6 +23,7 @@ import pytest
 from reader.batch import StepBatch
 from reader.capacity.api import CapacityRequest, compute_capacity
 from reader.capacity.budget import n_max
+from reader.calibration.profile import default_calibration
 from reader.capacity.steptime import StepTimeModel
 from reader.catalog.hf_config import spec_from_config
 from reader.catalog.model_files import read_model_path
@@ -265,7 +266,7 @@ def test_the_cli_refuses_an_encoder_decoder_folder_with_exit_2(tmp_path):
 
 def test_step_time_counts_the_recurrent_state_of_linear_layers():
     spec = model("Qwen/Qwen3-Next-80B-A3B-Instruct")
-    stm = StepTimeModel(spec, get_gpu("H200"), tp=4)
+    stm = StepTimeModel(spec, get_gpu("H200"), default_calibration(get_gpu("H200").id), tp=4)
     small = stm.breakdown(batch([1] * 8, [1000] * 8))
     large = stm.breakdown(batch([1] * 64, [1000] * 64))
     assert large["attention"] > small["attention"] > 0
@@ -274,7 +275,7 @@ def test_step_time_counts_the_recurrent_state_of_linear_layers():
 
 
 def test_gpt2_mlp_has_two_matrices_in_the_step_time_model():
-    stm = StepTimeModel(model("distilbert/distilgpt2"), get_gpu("L4"))
+    stm = StepTimeModel(model("distilbert/distilgpt2"), get_gpu("L4"), default_calibration(get_gpu("L4").id))
     assert [g.name for g in stm.shapes.dense_mlp] == ["up", "down"]
     assert stm(batch([1] * 4, [100] * 4)) > 0
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from reader.calibration.fit_steps import FREE, load_steps, predict_all
 from reader.calibration.profile import DEFAULT_PROFILE, load_profile
-from reader.capacity.steptime import default_calibration
+from reader.calibration.profile import default_calibration
 from reader.catalog.load import get_gpu
 from reader.render.calibration_view import step_table
 

@@ -6,7 +6,8 @@ import pytest
 from test_capacity_specs import gpt_oss_120b, h100, h200, llama31_8b, llama33_70b
 
 from reader.batch import StepBatch
-from reader.capacity.steptime import StepTimeModel, default_calibration
+from reader.calibration.profile import default_calibration
+from reader.capacity.steptime import StepTimeModel
 
 
 def decode(b: int, ctx: int) -> StepBatch:
@@ -16,7 +17,7 @@ def decode(b: int, ctx: int) -> StepBatch:
 def test_70b_bf16_decode_on_h100_is_weight_bytes_over_bandwidth():
     """Small-batch decode streams the weights once: time ~ 141 GB / 3.35 TB/s = 42 ms at the datasheet rate;
     we expect 1-2x that (achievable bandwidth is below the datasheet)."""
-    stm = StepTimeModel(llama33_70b(), h100(), tp=1)
+    stm = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=1)
     t = stm(decode(1, 512))
     ideal = 70.55e9 * 2 / 3.35e12
     print(f"\n70B bf16 B=1 on H100: {t * 1e3:.1f} ms; weights/bandwidth {ideal * 1e3:.1f} ms; ratio {t / ideal:.2f}")
@@ -24,8 +25,8 @@ def test_70b_bf16_decode_on_h100_is_weight_bytes_over_bandwidth():
 
 
 def test_tp2_roughly_halves_linear_time_and_adds_allreduce():
-    one = StepTimeModel(llama33_70b(), h100(), tp=1).breakdown(decode(32, 1024))
-    two = StepTimeModel(llama33_70b(), h100(), tp=2).breakdown(decode(32, 1024))
+    one = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=1).breakdown(decode(32, 1024))
+    two = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=2).breakdown(decode(32, 1024))
     print(f"\nlinear TP1 {one['linear'] * 1e3:.1f} ms, TP2 {two['linear'] * 1e3:.1f} ms; "
           f"all-reduce TP2 {two['allreduce'] * 1e3:.2f} ms; total {one['total'] * 1e3:.1f} -> {two['total'] * 1e3:.1f} ms")
     assert 0.45 < two["linear"] / one["linear"] < 0.6
@@ -34,8 +35,8 @@ def test_tp2_roughly_halves_linear_time_and_adds_allreduce():
 
 
 def test_fp8_halves_weight_bytes_on_hopper():
-    bf16 = StepTimeModel(llama33_70b(), h100(), tp=2)
-    fp8 = StepTimeModel(llama33_70b(), h100(), tp=2, quantization="fp8")
+    bf16 = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=2)
+    fp8 = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=2, quantization="fp8")
     w16 = sum(g.weight_bytes for g in bf16.shapes.attn + bf16.shapes.dense_mlp)
     w8 = sum(g.weight_bytes for g in fp8.shapes.attn + fp8.shapes.dense_mlp)
     t16, t8 = bf16(decode(8, 1024)), fp8(decode(8, 1024))
@@ -62,14 +63,14 @@ def test_lowbit_compute_eff_moves_only_the_gemms_on_fp8_tensor_cores():
     assert fp8[1](decode(8, 1024)) == pytest.approx(fp8[0](decode(8, 1024)), rel=0.02)
 
 def test_decode_step_grows_with_context():
-    stm = StepTimeModel(llama31_8b(), h200())
+    stm = StepTimeModel(llama31_8b(), h200(), default_calibration(h200().id))
     ts = [stm(decode(64, c)) for c in (256, 2048, 8192, 32768)]
     print("\n" + ", ".join(f"C={c}: {t * 1e3:.2f} ms" for c, t in zip((256, 2048, 8192, 32768), ts)))
     assert all(a < b for a, b in zip(ts, ts[1:]))
 
 
 def test_moe_touches_more_experts_as_the_batch_grows():
-    stm = StepTimeModel(gpt_oss_120b(), h200())
+    stm = StepTimeModel(gpt_oss_120b(), h200(), default_calibration(h200().id))
     moe = [stm.breakdown(decode(b, 1024))["moe"] for b in (1, 8, 64, 256)]
     print("\nMoE ms at B=1/8/64/256: " + ", ".join(f"{m * 1e3:.2f}" for m in moe))
     assert all(a < b for a, b in zip(moe, moe[1:]))
@@ -78,8 +79,8 @@ def test_moe_touches_more_experts_as_the_batch_grows():
 
 
 def test_graphs_remove_the_eager_launch_floor_and_pad_to_buckets():
-    g = StepTimeModel(llama31_8b(), h200())
-    e = StepTimeModel(llama31_8b(), h200(), enforce_eager=True)
+    g = StepTimeModel(llama31_8b(), h200(), default_calibration(h200().id))
+    e = StepTimeModel(llama31_8b(), h200(), default_calibration(h200().id), enforce_eager=True)
     b = decode(3, 512)
     bd = g.breakdown(b)
     print(f"\nB=3 graph {g(b) * 1e3:.2f} ms (padded to {bd['padded_tokens']:.0f}), eager {e(b) * 1e3:.2f} ms")
@@ -87,7 +88,7 @@ def test_graphs_remove_the_eager_launch_floor_and_pad_to_buckets():
 
 
 def test_breakdown_adds_up_and_call_matches():
-    stm = StepTimeModel(llama33_70b(), h100(), tp=4)
+    stm = StepTimeModel(llama33_70b(), h100(), default_calibration(h100().id), tp=4)
     batch = StepBatch(np.array([2048, 1, 1, 1]), np.array([0, 900, 4000, 120]), 3)
     bd = stm.breakdown(batch)
     parts = sum(v for k, v in bd.items() if k not in ("total", "padded_tokens"))

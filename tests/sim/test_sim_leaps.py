@@ -278,10 +278,11 @@ def test_the_remembered_prefix_lookup_equals_a_fresh_walk(name, monkeypatch):
 def test_leaps_with_the_real_step_time_model_give_the_step_by_step_result(name):
     """The roofline model offers decode_time(), which leaps call for decode-only steps instead of
     building the batch: the results must still be identical to the step-by-step run."""
+    from reader.calibration.profile import default_calibration
     from reader.capacity.steptime import StepTimeModel
     from reader.catalog.load import get_gpu, get_model
 
-    stm = StepTimeModel(get_model("meta-llama/Llama-3.1-8B"), get_gpu("H100-SXM"))
+    stm = StepTimeModel(get_model("meta-llama/Llama-3.1-8B"), get_gpu("H100-SXM"), default_calibration(get_gpu("H100-SXM").id))
     assert stm.decode_time is not None
     settings, workload, mode = CASES[name]
     run_a, res_a = engine_run(settings, workload, mode, leaps=True, fn=stm)
