@@ -60,6 +60,8 @@ ASSUMED = {
                      "122 ms was measured, the first wave included; at 16 clients on 1,024 x 1,024 runs a stream "
                      "started before the wave had finished queued behind the clients and left in bunches of 8, "
                      "predicting 353 ms against 199 ms measured)",
+    "layout": "the deployment a row's id names (`_tp4_ep4_`) where its columns say otherwise, and every copy of one "
+              "measurement read alike (_one_layout_per_measurement)",
     "data parallel": "an attention-DP row is one engine per DP rank with its share of the clients: one rank "
                      "is replayed",
 }
@@ -140,14 +142,42 @@ def read_published(path: str | Path, max_concurrency: Optional[int] = None) -> l
     if not rows or missing:
         raise ReaderError(f"not a published-runs file (aiconfigurator silicon_sample.csv layout): column "
                           f"'{missing[0] if missing else 'id'}' is missing.", file=str(path))
-    runs = []
-    for line, row in enumerate(rows, start=2):
-        if row["mode"] != "agg" or row["backend"] != "vllm":
-            continue
-        run = _run(row, str(path), line)
-        if max_concurrency is None or run.concurrency <= max_concurrency:
-            runs.append(run)
-    return runs
+    runs = [_run(row, str(path), line) for line, row in enumerate(rows, start=2)
+            if row["mode"] == "agg" and row["backend"] == "vllm"]
+    return [r for r in _one_layout_per_measurement(runs) if max_concurrency is None or r.concurrency <= max_concurrency]
+
+
+def _named_layout(label: str) -> Optional[tuple[int, int, bool]]:
+    """(tp, dp, ep) where a row's id names its deployment (`_tp4_ep4_`, `_tp8_0_ep1_0_`): GPUs beyond the TP
+    group in the EP size are data-parallel ranks."""
+    m = re.search(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_", label)
+    if not m:
+        return None
+    tp, ep = int(m.group(1)), int(m.group(2))
+    return tp, max(1, ep // tp), ep > 1
+
+
+def _one_layout_per_measurement(runs: list[PublishedRun]) -> list[PublishedRun]:
+    """Runs that repeat one measurement (several collections copy the same run: equal lengths, clients, TTFT and
+    TPOT) read with the deployment the ids name: Kimi-K2.5 NVFP4 on B200 is named tp4_ep4 by its gap-analysis
+    and 2026-04-06 rows, whose values the config-635 rows repeat with the columns of 4 attention-DP ranks of TP4
+    (16 GPUs, EP 16); one run cannot have been both, and the ids are what the collections agree on."""
+    named: dict[tuple, tuple[int, int, bool]] = {}
+    for r in runs:
+        layout = _named_layout(r.label)
+        if layout is not None:
+            named.setdefault(_measurement(r), layout)
+    out = []
+    for r in runs:
+        layout = _named_layout(r.label) or named.get(_measurement(r))
+        if layout is not None and layout != (r.tp, r.dp, r.ep):
+            r = dataclasses.replace(r, tp=layout[0], dp=layout[1], ep=layout[2])
+        out.append(r)
+    return out
+
+
+def _measurement(r: PublishedRun) -> tuple:
+    return (r.source_model, r.gpu, r.precision, r.isl, r.osl, r.concurrency, round(r.ttft_ms, 2), round(r.tpot_ms, 2))
 
 
 def _run(row: dict, file: str, line: int) -> PublishedRun:

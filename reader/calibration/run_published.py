@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..errors import ReaderError
-from .fit_published import (Case, corrected, fit, free_terms, held, profile_of, report, require_runs, surrogate,
-                            unfitted)
+from .fit_published import (Case, corrected, fit, free_terms, held, profile_of, report, require_runs,
+                            response_delay_s, surrogate, unfitted)
 from .profile import CalibrationProfile, default_profile
 from .published import PublishedRun, read_published, replay, resolve_run
 
@@ -52,9 +52,9 @@ def _replayed(cases: list[Case], draft: CalibrationProfile) -> tuple[list[Case],
             out.append(case)
             continue
         replayed = {"mean_tpot_ms": got.tpot_ms, "mean_ttft_ms": got.ttft_ms}
-        account = surrogate(case, _model_for(case, coefficients), coefficients.host_overhead_s,
-                            coefficients.response_latency_s)
-        out.append(corrected(case, account, replayed, coefficients.response_latency_s))
+        response_s = response_delay_s(case, coefficients)
+        account = surrogate(case, _model_for(case, coefficients), coefficients.host_overhead_s, response_s)
+        out.append(corrected(case, account, replayed, response_s))
         points.append((case.run.label, _measured(case.run), replayed))
     return out, points, failed
 

@@ -33,6 +33,10 @@ MEANING = {
     "moe_gemm_eff": "fraction of the dense GEMM efficiencies the routed experts' grouped GEMMs reach",
     "response_latency_s": "time from the engine emitting a token to the client reading it (detokenization, the API "
                           "server's output path, the stream): shifts every latency the client measures, seconds",
+    "response_latency_per_request_s": "time a request's tokens reach the client later for each request in flight when "
+                                      "its first token is emitted (the API server and the client stream every running "
+                                      "request's tokens; a first token waits behind them): grows TTFT with the "
+                                      "concurrency, not TPOT, seconds",
     "lowbit_memory_eff": "fraction of the weight-streaming efficiency kept by weight-only formats below 8 bits "
                          "(kernels that dequantize as they stream: Marlin int4, AWQ, GPTQ, MXFP4 on W4A16 paths)",
     "lowbit_compute_eff": "fraction of the 16-bit GEMM compute efficiency that fp8 (W8A8) and fp4 (W4A4) GEMMs reach on "
@@ -81,6 +85,7 @@ class StepTimeCoefficients:
     front_end_token_s: float = 0.0
     idle_wake_s: float = 0.0
     lowbit_compute_eff: float = 1.0
+    response_latency_per_request_s: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -120,6 +120,11 @@ class StepTimeModel:
         return self.cal.response_latency_s
 
     @property
+    def response_latency_per_request_s(self) -> float:
+        """What a request's tokens add to response_latency_s per request in flight at its first token."""
+        return self.cal.response_latency_per_request_s
+
+    @property
     def front_end_s(self) -> float:
         """Front-end time per request before the scheduler sees it (the simulator's client waits it)."""
         return self.cal.front_end_s

@@ -69,6 +69,10 @@ class ScaledStepTime:
     def response_latency_s(self) -> float:
         return self.model.response_latency_s
 
+    @property
+    def response_latency_per_request_s(self) -> float:
+        return self.model.response_latency_per_request_s
+
 
 def settings_of(r: ResolvedDeployment) -> Settings:
     return Settings(max_num_seqs=r.value("max_num_seqs"), max_num_batched_tokens=r.value("max_num_batched_tokens"))

@@ -59,7 +59,9 @@ class Scenario:
         servers = given.value if given is not None and isinstance(given.value, int) and given.value >= 1 else 1
         return {"overhead_s": self.step_time.host_overhead_s, "front_end_s": self.step_time.front_end_s,
                 "front_end_token_s": self.step_time.front_end_token_s, "api_servers": servers,
-                "response_latency_s": self.step_time.response_latency_s, "idle_wake_s": self.step_time.idle_wake_s}
+                "response_latency_s": self.step_time.response_latency_s,
+                "response_latency_per_request_s": self.step_time.response_latency_per_request_s,
+                "idle_wake_s": self.step_time.idle_wake_s}
 
 
 def slos_from(r: ResolvedDeployment) -> dict[str, float]:

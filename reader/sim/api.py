@@ -57,7 +57,7 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
              slos_ms: dict[str, float] | None = None, keep_requests: bool = False, fast_path: bool = True,
              leaps: bool = True, max_points: int = 500, front_end_s: float = 0.0,
              front_end_token_s: float = 0.0, api_servers: int = 1, response_latency_s: float = 0.0,
-             idle_wake_s: float = 0.0, stop_beyond_ms: dict[str, float] | None = None) -> SimResult:
+             response_latency_per_request_s: float = 0.0, idle_wake_s: float = 0.0, stop_beyond_ms: dict[str, float] | None = None) -> SimResult:
     """Simulate one serving mode ('naive', 'static', 'continuous' or 'chunked').
 
     seed: draws the workload (when it is a spec) and the speculative-decoding acceptances; the
@@ -68,7 +68,9 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
     api_servers: how many API servers share that work (--api-server-count; engine.FrontEnd).
     idle_wake_s: the time an engine idle for engine.IDLE_WAKE_AFTER_S or more takes to start on a new request.
     response_latency_s: time from the engine emitting a token to the client reading it; every token reaches
-    the client that much later (TTFT and end-to-end latency grow by it, TPOT and ITL do not). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
+    the client that much later (TTFT and end-to-end latency grow by it, TPOT and ITL do not);
+    response_latency_per_request_s: as much again for each request in flight when a request's first token is
+    emitted (engine.EngineRun.delay_responses). slos_ms: goodput SLOs, keys ttft/tpot/e2el/itl in ms.
     progress(done, total) is called as requests finish. fast_path=False walks the running batch one
     request at a time, as vLLM does; leaps=False runs every pure-decode step on its own (both give
     the same result: they are there for the tests). stop_beyond_ms: limits (keys ttft, itl, in ms) whose P99
@@ -95,13 +97,14 @@ def simulate(settings: SchedulerSettings | dict[str, Any], workload: WorkloadSpe
         raise ReaderError("an idle engine's wake-up time must be >= 0 seconds.", key="idle_wake_s")
     if api_servers < 1:
         raise ReaderError(f"the API server count must be at least 1, not {api_servers}.", key="api_server_count")
-    if response_latency_s < 0:
-        raise ReaderError("the response latency must be >= 0 seconds.", key="response_latency_s")
+    if response_latency_s < 0 or response_latency_per_request_s < 0:
+        raise ReaderError("the response latency must be >= 0 seconds.",
+                          key="response_latency_s" if response_latency_s < 0 else "response_latency_per_request_s")
     far_miss = FarMiss(stop_beyond_ms, wl.num_requests, wl.output_len) if stop_beyond_ms else None
     run = run_mode(cfg, wl, step_time, mode, overhead_s=overhead, seed=s, fast_path=fast_path, leaps=leaps,
                    progress=progress, front_end=FrontEnd(front_end_s, front_end_token_s, api_servers),
                    idle_wake_s=idle_wake_s, far_miss=far_miss)
-    run.delay_responses(response_latency_s)
+    run.delay_responses(response_latency_s, response_latency_per_request_s)
     return summarize(run, seed=s, slos_ms=slos_ms, max_points=max_points, keep_requests=keep_requests)
 
 

@@ -173,11 +173,23 @@ class EngineRun:
         if self.ttft_limit_s != math.inf:
             self.ttft_over += int(np.count_nonzero(t - self.send_time[rows] > self.ttft_limit_s))
 
-    def delay_responses(self, seconds: float) -> None:
-        """Every token reaches the client `seconds` after the engine emits it (the engine's steps are unchanged)."""
-        if seconds:
+    def delay_responses(self, seconds: float, per_request_s: float = 0.0) -> None:
+        """Every token reaches the client `seconds` after the engine emits it, plus per_request_s for each request
+        in flight (sent, not finished) when the request's first token is emitted; the engine's steps are
+        unchanged."""
+        delay = np.full(self.first_token.shape, float(seconds))
+        if per_request_s:
+            delay += per_request_s * self.in_flight_at(self.first_token)
+        if delay.any():
             for times in (self.first_token, self.last_token, self.finish_time):
-                times += seconds
+                times += delay
+
+    def in_flight_at(self, when: np.ndarray) -> np.ndarray:
+        """Requests sent by each time and not finished before it (NaN times count as never)."""
+        sent = np.sort(self.send_time[~np.isnan(self.send_time)])
+        finished = np.sort(self.finish_time[~np.isnan(self.finish_time)])
+        t = np.where(np.isnan(when), -np.inf, when)
+        return np.searchsorted(sent, t, side="right") - np.searchsorted(finished, t, side="left")
 
 
 def _new_run(mode: str, cfg: ResolvedSettings, wl: Workload) -> EngineRun:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reader.calibration import fit_published
-from reader.calibration.fit_published import Case, fit, surrogate
+from reader.calibration.fit_published import Case, fit, response_delay_s, surrogate
 from reader.calibration.optimize import Free
 from reader.calibration.profile import default_profile
 from reader.calibration.published import PublishedRun, read_published, resolve_run
@@ -28,11 +28,21 @@ def test_the_development_split_holds_no_reserved_model():
 def test_runs_are_read_with_their_clients_layout_and_checkpoint():
     runs = read_published(DEV, max_concurrency=64)
     assert runs and all(r.concurrency <= 64 for r in runs)
-    dp = next(r for r in runs if r.dp > 1)
-    assert dp.dp == 4 and dp.ep and dp.clients_per_engine == dp.concurrency // 4
+    dp = next(r for r in runs if r.dp == 4)
+    assert dp.clients_per_engine == dp.concurrency // 4 and "--data-parallel-size 4" in dp.command()
     fp4 = next(r for r in runs if r.source_model == "moonshotai/Kimi-K2.5" and r.precision == "fp4")
     assert fp4.model == "nvidia/Kimi-K2.5-NVFP4"
     assert "--enable-expert-parallel" not in next(r for r in runs if not r.ep).command()
+
+
+def test_copies_of_one_measurement_are_read_as_the_deployment_their_ids_name():
+    """Kimi-K2.5 NVFP4 on B200, 4 clients, 1,024 x 1,024 tokens: one measurement in three collections, two of whose
+    ids name TP4 with EP4; the config-635 copy's columns (4 attention-DP ranks, EP 16) are read as the ids say."""
+    copies = [r for r in read_published(DEV) if r.source_model == "moonshotai/Kimi-K2.5" and r.gpu == "B200"
+              and r.precision == "fp4" and (r.isl, r.osl, r.concurrency) == (1024, 1024, 4)
+              and round(r.ttft_ms, 2) == 169.94]
+    assert len(copies) == 3 and any("cfg635" in r.label for r in copies)
+    assert {(r.tp, r.dp, r.ep) for r in copies} == {(4, 1, True)}
 
 
 def test_a_file_of_another_layout_is_refused_naming_the_column(tmp_path):
@@ -53,9 +63,10 @@ def _run(tp: int, clients: int, isl: int, osl: int) -> PublishedRun:
 def test_the_fit_recovers_known_communication_and_host_terms():
     """Runs made by the steady-state account itself at known coefficients are fitted back to them. A TP1 run
     tells the host's time per step from the all-reduces' fixed time (with one model every TP size pays the same
-    number of all-reduces per step), and 8,192-token prompts show the all-reduce's bandwidth."""
+    number of all-reduces per step), 8,192-token prompts show the all-reduce's bandwidth, and runs at 4 to 64
+    clients split the response path's fixed delay from its part per request in flight."""
     truth = {"allreduce_latency_s": 2.0e-5, "allreduce_latency_per_peer_s": 3.0e-6, "host_overhead_s": 4.0e-4,
-             "response_latency_s": 0.05, "link_eff": 1.3}
+             "response_latency_s": 0.05, "response_latency_per_request_s": 1.0e-3, "link_eff": 1.3}
     base = default_profile().coefficients()
     known = base.replace(**truth)
 
@@ -67,13 +78,13 @@ def test_the_fit_recovers_known_communication_and_host_terms():
                                   (8, 64, 1024, 512), (4, 16, 1024, 1024), (8, 4, 8192, 256), (1, 8, 1024, 512)]:
         run = _run(tp, clients, isl, osl)
         case = Case(run=run, resolved=resolve_run(run), budget=8192)
-        m = surrogate(case, model_for(case, known), known.host_overhead_s, known.response_latency_s)
+        m = surrogate(case, model_for(case, known), known.host_overhead_s, response_delay_s(case, known))
         run = PublishedRun(**{**run.__dict__, "ttft_ms": m["mean_ttft_ms"], "tpot_ms": m["mean_tpot_ms"]})
         cases.append(Case(run=run, resolved=case.resolved, budget=8192))
     free = [f for f in fit_published.free_terms(cases, measured_steps=True)]
-    assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "allreduce_latency_s", "link_eff",
-                                      "allreduce_latency_per_peer_s"]
-    values, result = fit(cases, base, free, model_for, tolerance=1e-12)
+    assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "response_latency_per_request_s",
+                                      "allreduce_latency_s", "link_eff", "allreduce_latency_per_peer_s"]
+    values, result = fit(cases, base, free, model_for, tolerance=1e-12, max_iterations=3000)
     assert result.converged
     for name, value in truth.items():
         assert math.isclose(values[name], value, rel_tol=0.1), (name, values[name], value)

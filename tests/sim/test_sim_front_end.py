@@ -83,3 +83,27 @@ def test_negative_front_end_times_and_no_api_server_are_bad_input(kwargs):
 
     with pytest.raises(ReaderError):
         run({"num_requests": 1, "prompt_len": 10, "output_len": 2}, **{"front_end_s": 0.0, **kwargs})
+
+
+def responses(workload: dict, fixed_s: float, per_request_s: float):
+    return simulate(SETTINGS, make_workload(workload), step_time, keep_requests=True, overhead_s=0.0,
+                    response_latency_s=fixed_s, response_latency_per_request_s=per_request_s)
+
+
+def test_a_first_token_waits_behind_the_streams_of_the_requests_in_flight():
+    """The response path's delay per request in flight: a lone request pays it once, each of eight sent together
+    eight times; it moves every token of a request alike, so TPOT does not change."""
+    lone = {"num_requests": 1, "prompt_len": 100, "output_len": 10}
+    assert responses(lone, 0.01, 0.002).ttft_ms.mean == pytest.approx(responses(lone, 0.0, 0.0).ttft_ms.mean + 12.0)
+    burst = {"num_requests": 8, "prompt_len": 50, "output_len": 20}
+    base, delayed = responses(burst, 0.0, 0.0), responses(burst, 0.01, 0.002)
+    assert np.array(delayed.requests.first_token_s) - np.array(base.requests.first_token_s) == pytest.approx(
+        [0.01 + 8 * 0.002] * 8)
+    assert delayed.tpot_ms.mean == pytest.approx(base.tpot_ms.mean)
+
+
+def test_a_negative_response_delay_per_request_is_bad_input():
+    from reader.errors import ReaderError
+
+    with pytest.raises(ReaderError, match="response latency"):
+        responses({"num_requests": 1, "prompt_len": 10, "output_len": 2}, 0.0, -1e-3)
