@@ -6,6 +6,7 @@ logistic (in log space for coefficients that span decades), so every value it tr
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -41,6 +42,11 @@ class Free:
         lo, hi, x = self._ends()
         x = min(max(x, lo + 1e-9 * (hi - lo)), hi - 1e-9 * (hi - lo))
         return math.log((x - lo) / (hi - x))
+
+    def starting_at(self, value: float) -> "Free":
+        """The same coefficient, its search started at `value` (kept inside the bounds)."""
+        lo, hi = (self.low, self.high)
+        return dataclasses.replace(self, start=min(max(value, lo), hi))
 
     def at_bound(self, value: float) -> bool:
         lo, hi, _ = self._ends()
