@@ -70,7 +70,7 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
 }
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
+    "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
     "qwen3_5_moe_text", "gptj", "phi", "qwen",
 }
@@ -88,7 +88,9 @@ _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sl
 # LayerNorm with a bias, biased linears, two-matrix MLP. Starcoder2 too: c_fc/c_proj, biases where use_bias (default
 # true), nn.LayerNorm (vllm/model_executor/models/starcoder2.py @ v0.18.0; from v0.32.0 the Transformers backend
 # runs transformers' modeling_starcoder2.py, the same modules)
-_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2"}
+# GPT-NeoX (Pythia, RedPajama-INCITE): LayerNorms with bias, biased query_key_value and dense, a two-matrix MLP
+# (dense_h_to_4h, dense_4h_to_h), an untied embed_out (gpt_neox.py @ v0.18.0; the Transformers backend from 0.32.0)
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox"}
 # GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
 # (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
 # is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
