@@ -59,6 +59,8 @@ FIXED = {
     "alltoall_latency_s": (0.0, "neutral (one GPU measured: no expert parallelism)"),
     "moe_layer_latency_s": (0.0, "neutral (the measured model is dense)"),
     "response_latency_s": (0.0, "not measured (calib.py runs no server); a published-runs fit measures it"),
+    "gemm_shape_dim": (0.0, "neutral (one model measured at TP1); a published-runs fit with several TP sizes "
+                            "measures it"),
     "response_latency_per_request_s": (0.0, "not measured (calib.py runs no server); a published-runs fit "
                                             "measures it"),
     "front_end_token_s": (0.0, "not measured (calib.py runs no server); a bench fit with a saturating load "

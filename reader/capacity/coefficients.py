@@ -11,6 +11,9 @@ from dataclasses import dataclass, fields
 MEANING = {
     "gemm_compute_eff": "fraction of the achievable matmul peak large GEMMs reach",
     "gemm_memory_eff": "fraction of the achievable memory bandwidth when streaming weights",
+    "gemm_shape_dim": "how a GEMM's compute efficiency falls with its narrower side d: as d / (d + this), relative to "
+                      "a GEMM whose narrower side is 8,192 (tensor parallelism narrows every GEMM: fewer tiles per "
+                      "wave, shorter K loops); 0 = no fall",
     "knee_p": "soft roofline exponent joining compute and memory time (large = pure max)",
     "kv_read_eff": "fraction of the achievable memory bandwidth attention reaches reading past KV",
     "attn_compute_eff": "fraction of the achievable matmul peak attention FLOPs reach (prefill over past context)",
@@ -86,6 +89,7 @@ class StepTimeCoefficients:
     idle_wake_s: float = 0.0
     lowbit_compute_eff: float = 1.0
     response_latency_per_request_s: float = 0.0
+    gemm_shape_dim: float = 0.0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

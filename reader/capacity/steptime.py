@@ -39,6 +39,7 @@ from .memory import capture_sizes as default_capture_sizes
 from .shapes import Gemm, GpuShapes, gpu_shapes, resolve_weight_format, stage_layer_kinds, stage_moe_layers
 
 _M_TABLE = 1 << 15  # precomputed token counts; larger steps are computed on the fly
+_SHAPE_REFERENCE = 8192  # the narrower GEMM side at which gemm_shape_dim leaves the efficiency as fitted
 
 
 def _knee_scalar(tc: float, tm: float, p: float) -> float:
@@ -174,9 +175,17 @@ class StepTimeModel:
     def _gemm_time(self, g: Gemm, M: np.ndarray) -> np.ndarray:
         cal, act = self.cal, self.wfmt.act_bytes
         peak = self.flops_w if g.bits <= 8 else self.flops16  # flops_w is flops16 without fp8 compute
-        tc = 2.0 * M * g.k * g.n / (peak * cal.gemm_compute_eff)
+        tc = 2.0 * M * g.k * g.n / (peak * cal.gemm_compute_eff * self._shape_eff(g))
         tm = (g.weight_bytes + (M * g.k + M * g.n) * act) / (self.bw * self._memory_eff(g.bits))
         return np.where(M > 0, _knee(tc, tm, cal.knee_p), 0.0)
+
+    def _shape_eff(self, g: Gemm) -> float:
+        """The compute efficiency a GEMM keeps for its narrower side (gemm_shape_dim), 1 at 8,192."""
+        d = self.cal.gemm_shape_dim
+        if d <= 0:
+            return 1.0
+        side = min(g.k, g.n)
+        return (side / (side + d)) / (_SHAPE_REFERENCE / (_SHAPE_REFERENCE + d))
 
     def _memory_eff(self, bits: float) -> float:
         """Weight-streaming efficiency of a GEMM whose weights have `bits` bits: below 8 bits the kernel

@@ -45,6 +45,7 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama4_text": {"tie_word_embeddings": False, "head_dim": 128, "intermediate_size_mlp": 16384,
                     "no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
     "gpt2": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
+    "gpt_bigcode": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
     "opt": {"tie_word_embeddings": True, "enable_bias": True},
     "qwen3_next": {"full_attention_interval": 4, "decoder_sparse_step": 1},
     "falcon": {"vocab_size": 65024, "max_position_embeddings": 2048},
@@ -56,6 +57,9 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
              "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
     "opt": {"intermediate_size": "ffn_dim"},
+    # GPTBigCodeConfig's attribute_map is GPT2Config's (transformers models/gpt_bigcode/configuration_gpt_bigcode.py)
+    "gpt_bigcode": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                    "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
     "gptj": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
              "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
     # ChatGLM's own names, as vLLM reads them (vllm/model_executor/models/chatglm.py @ v0.32.0: num_layers,
@@ -90,7 +94,9 @@ _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sl
 # runs transformers' modeling_starcoder2.py, the same modules)
 # GPT-NeoX (Pythia, RedPajama-INCITE): LayerNorms with bias, biased query_key_value and dense, a two-matrix MLP
 # (dense_h_to_4h, dense_4h_to_h), an untied embed_out (gpt_neox.py @ v0.18.0; the Transformers backend from 0.32.0)
-_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox"}
+# GPT-BigCode (StarCoder, WizardCoder, SantaCoder): GPT-2's block with one K/V head under multi_query
+# (gpt_bigcode.py @ v0.18.0: c_attn of hidden + 2 x head_dim outputs; the Transformers backend from 0.32.0)
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox", "gpt_bigcode"}
 # GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
 # (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
 # is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
@@ -454,6 +460,8 @@ def _kv_heads(f: Fields, text_type: str, heads: int) -> int:
     multi_query_attention (GLMAttention, vllm/model_executor/models/chatglm.py @ v0.32.0)."""
     if text_type == "chatglm":
         return f.req("multi_query_group_num") if f.bool("multi_query_attention", default=False) else heads
+    if text_type == "gpt_bigcode":
+        return 1 if f.bool("multi_query", default=True) else heads
     return f.int("num_key_value_heads") or heads
 
 
@@ -461,8 +469,8 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
     f, t = b.f, b.text_type
     if t == "llama4_text":
         return f.req("intermediate_size_mlp")
-    if t in ("gpt2", "gptj"):
-        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP)
+    if t in ("gpt2", "gptj", "gpt_bigcode"):
+        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP, GPTBigMLP)
     if t == "qwen":
         # the original Qwen's config gives w1 and w2 together: QWenMLP gets intermediate_size // 2 for each of its
         # gate, up and down matrices (vllm/model_executor/models/qwen.py @ v0.18.0)
@@ -473,7 +481,7 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
 
 
 def _learned_positions(b: _Build) -> int:
-    if b.text_type == "gpt2":
+    if b.text_type in ("gpt2", "gpt_bigcode"):
         return b.f.req("max_position_embeddings")
     if b.text_type == "opt":
         return b.f.req("max_position_embeddings") + 2  # OPTLearnedPositionalEmbedding's offset of 2

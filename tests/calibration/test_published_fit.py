@@ -64,9 +64,11 @@ def test_the_fit_recovers_known_communication_and_host_terms():
     """Runs made by the steady-state account itself at known coefficients are fitted back to them. A TP1 run
     tells the host's time per step from the all-reduces' fixed time (with one model every TP size pays the same
     number of all-reduces per step), 8,192-token prompts show the all-reduce's bandwidth, and runs at 4 to 64
-    clients split the response path's fixed delay from its part per request in flight."""
+    clients split the response path's fixed delay from its part per request in flight; TP sizes from 1 to 8
+    show how a GEMM's efficiency falls as tensor parallelism narrows it."""
     truth = {"allreduce_latency_s": 2.0e-5, "allreduce_latency_per_peer_s": 3.0e-6, "host_overhead_s": 4.0e-4,
-             "response_latency_s": 0.05, "response_latency_per_request_s": 1.0e-3, "link_eff": 1.3}
+             "response_latency_s": 0.05, "response_latency_per_request_s": 1.0e-3, "link_eff": 1.3,
+             "gemm_shape_dim": 2048.0}
     base = default_profile().coefficients()
     known = base.replace(**truth)
 
@@ -83,7 +85,8 @@ def test_the_fit_recovers_known_communication_and_host_terms():
         cases.append(Case(run=run, resolved=case.resolved, budget=8192))
     free = [f for f in fit_published.free_terms(cases, measured_steps=True)]
     assert [f.name for f in free] == ["host_overhead_s", "response_latency_s", "response_latency_per_request_s",
-                                      "allreduce_latency_s", "link_eff", "allreduce_latency_per_peer_s"]
+                                      "allreduce_latency_s", "link_eff", "allreduce_latency_per_peer_s",
+                                      "gemm_shape_dim"]
     values, result = fit(cases, base, free, model_for, tolerance=1e-12, max_iterations=3000)
     assert result.converged
     for name, value in truth.items():

@@ -94,3 +94,16 @@ def test_breakdown_adds_up_and_call_matches():
     parts = sum(v for k, v in bd.items() if k not in ("total", "padded_tokens"))
     assert bd["total"] == pytest.approx(parts) == pytest.approx(stm(batch))
 
+
+
+def test_gemm_shape_dim_slows_the_gemms_tensor_parallelism_narrows():
+    """A GEMM keeps d / (d + gemm_shape_dim) of its compute efficiency for its narrower side d, relative to 8,192:
+    Llama-3.3-70B's GEMMs are all at least 8,192 wide at TP1 and keep their time; at TP8 its attention output
+    projection is 1,024 deep and its compute-bound prefill slows."""
+    base = default_calibration("H100-SXM").replace(gemm_shape_dim=0.0)
+    narrow = base.replace(gemm_shape_dim=1024.0)
+    prefill = StepBatch(np.array([8192]), np.array([0]), 1)
+    tp1 = [StepTimeModel(llama33_70b(), h100(), c, tp=1).breakdown(prefill)["linear"] for c in (base, narrow)]
+    tp8 = [StepTimeModel(llama33_70b(), h100(), c, tp=8).breakdown(prefill)["linear"] for c in (base, narrow)]
+    assert tp1[1] == pytest.approx(tp1[0], rel=1e-3)
+    assert tp8[1] > 1.1 * tp8[0]
