@@ -19,7 +19,8 @@ bandwidth (long prompts' all-reduces),
 the grouped-GEMM efficiency of routed experts and a MoE layer's fixed time (routing, permutation, launches),
 the weight-streaming efficiency of sub-8-bit weights, the compute efficiency of fp8/fp4 GEMMs against
 16-bit ones, the host time per step, the response path's fixed delay and its delay per request in flight (runs
-at several concurrencies), and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's (fitted on measured H200 steps). A term whose runs
+at several concurrencies), how a GEMM's compute efficiency falls as tensor parallelism narrows it (runs at several
+TP sizes), and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's (fitted on measured H200 steps). A term whose runs
 are missing (no MoE model, no sub-8-bit weights, one TP size) stays at its base value, and the profile says so.
 """
 from __future__ import annotations
