@@ -20,8 +20,9 @@ the grouped-GEMM efficiency of routed experts and a MoE layer's fixed time (rout
 the weight-streaming efficiency of sub-8-bit weights, the compute efficiency of fp8/fp4 GEMMs against
 16-bit ones, the host time per step, the response path's fixed delay and its delay per request in flight (runs
 at several concurrencies), how a GEMM's compute efficiency falls as tensor parallelism narrows it (runs at several
-TP sizes), and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's (fitted on measured H200 steps). A term whose runs
-are missing (no MoE model, no sub-8-bit weights, one TP size) stays at its base value, and the profile says so.
+TP sizes), and (on a GPU without measured steps) the GEMM efficiencies. The rest is the base profile's (fitted on
+measured H200 steps). A term whose runs are missing (no MoE model, no sub-8-bit weights, one TP size) stays at
+its base value, and the profile says so.
 """
 from __future__ import annotations
 
@@ -280,5 +281,5 @@ def held() -> dict[str, float]:
     return {name: value for name, (value, _) in VLLM_KERNELS.items()}
 
 
-__all__ = ["held", "Case", "corrected", "response_delay_s", "free_terms", "unfitted", "surrogate", "fit", "report", "profile_of",
-           "require_runs"]
+__all__ = ["held", "Case", "corrected", "response_delay_s", "free_terms", "unfitted", "surrogate", "fit", "report",
+           "profile_of", "require_runs"]

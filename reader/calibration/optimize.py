@@ -45,8 +45,7 @@ class Free:
 
     def starting_at(self, value: float) -> "Free":
         """The same coefficient, its search started at `value` (kept inside the bounds)."""
-        lo, hi = (self.low, self.high)
-        return dataclasses.replace(self, start=min(max(value, lo), hi))
+        return dataclasses.replace(self, start=min(max(value, self.low), self.high))
 
     def at_bound(self, value: float) -> bool:
         lo, hi, _ = self._ends()

@@ -154,6 +154,8 @@ def _named_layout(label: str) -> Optional[tuple[int, int, bool]]:
     if not m:
         return None
     tp, ep = int(m.group(1)), int(m.group(2))
+    if tp < 1:  # no deployment: the columns say what the row ran
+        return None
     return tp, max(1, ep // tp), ep > 1
 
 
@@ -162,14 +164,14 @@ def _one_layout_per_measurement(runs: list[PublishedRun]) -> list[PublishedRun]:
     TPOT) read with the deployment the ids name: Kimi-K2.5 NVFP4 on B200 is named tp4_ep4 by its gap-analysis
     and 2026-04-06 rows, whose values the config-635 rows repeat with the columns of 4 attention-DP ranks of TP4
     (16 GPUs, EP 16); one run cannot have been both, and the ids are what the collections agree on."""
+    own = [_named_layout(r.label) for r in runs]
     named: dict[tuple, tuple[int, int, bool]] = {}
-    for r in runs:
-        layout = _named_layout(r.label)
+    for r, layout in zip(runs, own):
         if layout is not None:
             named.setdefault(_measurement(r), layout)
     out = []
-    for r in runs:
-        layout = _named_layout(r.label) or named.get(_measurement(r))
+    for r, layout in zip(runs, own):
+        layout = layout or named.get(_measurement(r))
         if layout is not None and layout != (r.tp, r.dp, r.ep):
             r = dataclasses.replace(r, tp=layout[0], dp=layout[1], ep=layout[2])
         out.append(r)

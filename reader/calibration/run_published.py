@@ -33,8 +33,9 @@ def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> Calibr
         values, result = fit(cases, base.coefficients().replace(**held(), **values), free, _model_for)
         draft = profile_of(label, spec, base, values, free, report([], free, result, []), path, runs)
         cases, points, failed = _replayed(cases, draft)
-        if best is None or _replay_error(points) < best[0]:
-            best = (_replay_error(points), draft, points, result, failed)
+        error = _replay_error(points)
+        if best is None or error < best[0]:
+            best = (error, draft, points, result, failed)
         free = _started(free, values)
     _, draft, points, result, failed = best
     return draft.model_copy(update={"fit": report(points, free, result, skipped + failed,
@@ -62,7 +63,8 @@ def _replay_error(points: list) -> float:
 
     if not points:
         return math.inf
-    return sum(float(np.median([abs(p[k] / m[k] - 1.0) for _, m, p in points])) for k in ("mean_tpot_ms", "mean_ttft_ms"))
+    return sum(float(np.median([abs(p[k] / m[k] - 1.0) for _, m, p in points]))
+               for k in ("mean_tpot_ms", "mean_ttft_ms"))
 
 
 def _model_for(case: Case, coefficients):

@@ -37,6 +37,11 @@ _DEFAULTS_SOURCE = (
 )
 
 # Values transformers applies when config.json omits the key. Only keys that change sizes are listed.
+_GPT2_DEFAULTS = {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True}
+# GPT-2's key names, which GPT-J and GPT-BigCode keep (their configs' attribute_map; n_inner is the MLP width,
+# None = 4 x n_embd): transformers models/gpt_bigcode/configuration_gpt_bigcode.py as vLLM 0.18.0 installs it
+_GPT2_KEY_NAMES = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                   "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"}
 _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "tie_word_embeddings": True,
                     "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6},
@@ -44,8 +49,8 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma": {"tie_word_embeddings": True},
     "llama4_text": {"tie_word_embeddings": False, "head_dim": 128, "intermediate_size_mlp": 16384,
                     "no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
-    "gpt2": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
-    "gpt_bigcode": {"vocab_size": 50257, "max_position_embeddings": 1024, "tie_word_embeddings": True},
+    "gpt2": _GPT2_DEFAULTS,
+    "gpt_bigcode": _GPT2_DEFAULTS,  # GPTBigCodeConfig's defaults are GPT2Config's (vocab 50257, n_positions 1024)
     "opt": {"tie_word_embeddings": True, "enable_bias": True},
     "qwen3_next": {"full_attention_interval": 4, "decoder_sparse_step": 1},
     "falcon": {"vocab_size": 65024, "max_position_embeddings": 2048},
@@ -54,14 +59,10 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 # Other names a family's config.json uses for a key (transformers' attribute_map).
 _KEY_ALIASES: dict[str, dict[str, str]] = {
-    "gpt2": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-             "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
+    "gpt2": _GPT2_KEY_NAMES,
+    "gpt_bigcode": _GPT2_KEY_NAMES,
+    "gptj": _GPT2_KEY_NAMES,
     "opt": {"intermediate_size": "ffn_dim"},
-    # GPTBigCodeConfig's attribute_map is GPT2Config's (transformers models/gpt_bigcode/configuration_gpt_bigcode.py)
-    "gpt_bigcode": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-                    "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
-    "gptj": {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-             "max_position_embeddings": "n_positions", "intermediate_size": "n_inner"},
     # ChatGLM's own names, as vLLM reads them (vllm/model_executor/models/chatglm.py @ v0.32.0: num_layers,
     # ffn_hidden_size, padded_vocab_size; seq_length is among the keys _get_and_verify_max_len derives from)
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
