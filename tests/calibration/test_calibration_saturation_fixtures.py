@@ -6,8 +6,9 @@ with the HELD_OUT ones held out (tests/live/bench_loads.py SATURATION).
 
 The issue's bar: on every held-out load (not only their median) output throughput and median TPOT within 10%
 and TTFT P50 within 25%, each load compared with the median of its rounds. What the shipped recording reaches
-is asserted as it stands (HELD_OUT_BOUNDS) and the issue's bar is a strict expected failure until a recording
-and model meet it.
+is asserted as it stands (HELD_OUT_BOUNDS); the issue's throughput and TPOT bounds hold on every held-out load,
+its TTFT bound on those away from the server's knee (KNEE), and the whole bar is a strict expected failure until
+the model meets it there too.
 """
 from __future__ import annotations
 
@@ -29,15 +30,21 @@ FIT, HELD_OUT = SATURATION.fit, SATURATION.held_out  # the split the recorder ra
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 ISSUE = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}
 # What the shipped profile reaches on each held-out load (|error| %, rounded up to the next point; measured
-# 2026-12-03 on the recording of 02:00 UTC, engine and API server on CPUs of their own: r10 +1.6 / -6.1 / -9.3,
-# c16 -3.4 / +2.5 / -5.8, r30-out256 +11.4 / -8.7 / -20.8, r30-mixed +11.2 / -10.0 / -21.2). The rounds of one load
-# now agree within 9% at most (r30-out256 4,690-5,391 tok/s); on shared CPUs they had spread 3x.
+# 2026-12-03 on the recording of 11:26 UTC, an otherwise idle host, five rounds: r10 +1.2 / +3.0 / -2.9,
+# c16 +5.3 / -0.9 / -21.4, r30-out256 +0.8 / -1.4 / -45.5, r30-mixed -1.8 / +4.7 / +63.5, r45-out256 +3.1 / -1.8 /
+# -6.2 for throughput / median TPOT / TTFT P50).
 HELD_OUT_BOUNDS = {
-    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 7.0, "median_ttft_ms": 10.0},
-    "c16-out128": {"output_throughput": 4.0, "median_tpot_ms": 3.0, "median_ttft_ms": 6.0},
-    "r30-out256": {"output_throughput": 12.0, "median_tpot_ms": 9.0, "median_ttft_ms": 21.0},
-    "r30-mixed": {"output_throughput": 12.0, "median_tpot_ms": 11.0, "median_ttft_ms": 22.0},
+    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 4.0, "median_ttft_ms": 3.0},
+    "c16-out128": {"output_throughput": 6.0, "median_tpot_ms": 1.0, "median_ttft_ms": 22.0},
+    "r30-out256": {"output_throughput": 1.0, "median_tpot_ms": 2.0, "median_ttft_ms": 46.0},
+    "r30-mixed": {"output_throughput": 2.0, "median_tpot_ms": 5.0, "median_ttft_ms": 64.0},
+    "r45-out256": {"output_throughput": 4.0, "median_tpot_ms": 2.0, "median_ttft_ms": 7.0},
 }
+# Loads that sit at the server's knee on this host: 24-33 requests in flight on average over a run (71-75 at the
+# peaks) against 32 sequences, so a request's first token waits only when the random arrivals bunch past 32. Their TTFT P50 is a threshold effect:
+# the five rounds of one load measured r30-out256 16.5-96.0 ms and r30-mixed 104.9-426.6 ms, spreads no
+# prediction of the median can sit inside 25% of on every round.
+KNEE = ("r30-out256", "r30-mixed")
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +97,10 @@ def test_the_profile_was_fitted_on_the_fit_half_and_says_which_name_it_matched(p
 def test_the_saturating_loads_are_told_from_the_others_and_the_token_cost_is_fitted(profile):
     loads = {name: group[0] for name, group in runs(FIT + HELD_OUT).items()}
     full = {name for name, r in loads.items() if saturating(r, 32)}
-    assert {"c32-out256", "r30-out256", "r30-mixed"} <= full
-    # 15 requests/s of 256 tokens (3,840 tok/s asked) kept pace once the API server had its own CPU
-    assert not full & {"c1-out128", "c8-out128", "r5-out128", "r10-out128", "r15-out256"}
+    assert {"c32-out256", "r30-mixed", "r45-out256"} <= full
+    # 30 requests/s of 256 tokens (7,680 tok/s asked) kept pace on this host once the API server had its own CPU
+    # and no other work shared the machine (on a busy host it did not: the README's "At saturation")
+    assert not full & {"c1-out128", "c1-in1024", "c8-out128", "r5-out128", "r10-out128", "r15-out256", "r30-out256"}
     assert profile.step_time["front_end_token_s"].fitted
 
 
@@ -108,8 +116,20 @@ def test_held_out_loads_stay_within_what_the_shipped_recording_reaches(held_out_
         assert abs(error) <= HELD_OUT_BOUNDS[name][metric], (name, metric, error)
 
 
-@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: the saturating open loops' throughput "
-                                       "is predicted 11% high (HELD_OUT_BOUNDS; the README's 'At saturation')")
+def test_every_held_out_load_meets_the_issues_throughput_and_tpot_bounds(held_out_errors):
+    for (name, metric), error in held_out_errors.items():
+        if metric != "median_ttft_ms":
+            assert abs(error) <= ISSUE[metric], (name, metric, error)
+
+
+def test_held_out_loads_away_from_the_knee_meet_the_issues_ttft_bound(held_out_errors):
+    for (name, metric), error in held_out_errors.items():
+        if metric == "median_ttft_ms" and name not in KNEE:
+            assert abs(error) <= ISSUE[metric], (name, metric, error)
+
+
+@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: TTFT P50 at the knee (KNEE) is predicted "
+                                       "-45% (r30-out256) and +64% (r30-mixed); the README's 'At saturation'")
 def test_every_held_out_load_is_within_the_issues_bounds(held_out_errors):
     for (name, metric), error in held_out_errors.items():
         assert abs(error) <= ISSUE[metric], (name, metric, error)

@@ -12,9 +12,10 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
 - SATURATION (fixtures/calibration/cpu-tiny-saturation, issue 25): the benchmarks users run to find a
   server's ceiling, on the issue's deployment (served as `tiny`, 32 sequences, 1,024-token budget): open
   loops past what the engine can serve with 256-token outputs, where the API server streams thousands of
-  tokens a second on the engine's cores. Its FIT half has a saturating open loop and a full closed loop
-  (what tells the front end's cost per streamed token from the engine's); the HELD_OUT half has the
-  issue's 30 requests/s.
+  tokens a second on the engine's cores. Its FIT half has a full closed loop (what tells the front end's
+  cost per streamed token from the engine's) and one request at a time at 256- and 1,024-token prompts (a
+  prefill's fixed cost from its cost per prompt token); the HELD_OUT half has the issue's 30 requests/s and
+  45 requests/s, which saturates a server that 30 requests/s no longer does on an idle host.
 
 A profile is fitted on a set's FIT loads and predicts its HELD_OUT loads.
 """
@@ -94,8 +95,10 @@ SATURATION = LoadSet(
            "r30-out256": _random(256, 256, 150, "--request-rate", "30"),
            "c32-out256": _random(256, 256, 96, "--max-concurrency", "32"),
            "r30-mixed": _random(512, 256, 150, "--request-rate", "30", ratio=0.5),
-           "r15-out256": _random(256, 256, 90, "--request-rate", "15")},
-    fit=("c1-out128", "r5-out128", "c8-out128", "c32-out256", "r15-out256"),
-    held_out=("r10-out128", "c16-out128", "r30-out256", "r30-mixed"))
+           "r15-out256": _random(256, 256, 90, "--request-rate", "15"),
+           "c1-in1024": _random(1024, 128, 8, "--max-concurrency", "1"),
+           "r45-out256": _random(256, 256, 180, "--request-rate", "45")},
+    fit=("c1-out128", "c1-in1024", "r5-out128", "c8-out128", "c32-out256", "r15-out256"),
+    held_out=("r10-out128", "c16-out128", "r30-out256", "r30-mixed", "r45-out256"))
 
 SETS = {s.name: s for s in (STEPS, SATURATION)}

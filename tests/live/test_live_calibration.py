@@ -85,13 +85,16 @@ def test_a_profile_fitted_on_three_loads_predicts_four_others(vllm_032, tmp_path
 
 def test_a_saturating_open_loop_with_long_outputs_is_predicted_by_a_fit_that_did_not_see_it(vllm_032, tmp_path):
     """The served name is `tiny` (the results carry it; calibrate must take them), and the held-out loads are 30
-    requests/s of 256-token outputs, past what the server delivers, and 16 in flight.
+    and 45 requests/s of 256-token outputs (the first past what the server delivers on a busy host, the second on
+    an idle one too) and 16 in flight. The fitted loads include one request at a time at 256- and 1,024-token
+    prompts: without the second length the fit put a prefill's cost on its prompt tokens (README, "At
+    saturation").
 
     c16-out128 was left out of the held-out loads while the engine and the API server shared the CPUs: in CI its
     rounds measured 1,039 / 2,173 / 753 tok/s at a median TPOT of 3.9-4.7 ms, the starved API server sending no
     first token for about 4 s in two rounds of three. With them apart (_server.front_end_apart) it is back."""
-    profile, held = fit_and_predict(vllm_032, bench_loads.SATURATION, ("c1-out128", "c8-out128", "c32-out256",
-                                                                       "r15-out256"),
-                                    ("c16-out128", "r30-out256"), tmp_path)
+    profile, held = fit_and_predict(vllm_032, bench_loads.SATURATION, ("c1-out128", "c1-in1024", "c8-out128",
+                                                                       "c32-out256", "r15-out256"),
+                                    ("c16-out128", "r30-out256", "r45-out256"), tmp_path)
     assert profile.fit.model_match == "the benchmarks ran against 'tiny', --served-model-name."
     assert_loosely_predicted(held)
