@@ -224,7 +224,10 @@ class StepTimeModel:
             reduces = L - kinds["none"] + dense_layers + moe_layers
             ar = reduces * (self._allreduce_latency() + 2 * (self.tp - 1) / self.tp * nbytes / self.link_bw)
             ar = np.where(M > 0, ar, 0.0)
-        if self.ep > 1 and moe_layers:
+        if self.ep > 1 and moe_layers and self.moe_factor > 1:
+            # all-to-all only across data-parallel ranks: with one, every rank holds every token and the TP
+            # all-reduce above combines the experts' outputs (vLLM FusedMoEParallelConfig.use_all2all_kernels:
+            # EP and dp_size > 1, v0.11.0 to v0.32.0)
             ar = ar + moe_layers * self._alltoall(M)
         if self.pp > 1:
             ar = ar + (self.pp - 1) * np.where(M > 0, cal.allreduce_latency_s + M * m.hidden_size * act / self.link_bw, 0.0)

@@ -73,3 +73,22 @@ def test_redundant_experts_without_eplb_are_not_counted(tmp_path):
     # vLLM refuses them without --enable-eplb (ParallelConfig.__post_init__); no memory is charged for them
     assert serve(tmp_path, "--enable-expert-parallel --eplb-config '{\"num_redundant_experts\": 32}'"
                  ).redundant_experts == 0
+
+
+def test_expert_parallelism_within_one_tensor_parallel_group_exchanges_no_tokens(r1):
+    """With one data-parallel rank every GPU already holds every token: vLLM runs no all-to-all (its
+    use_all2all_kernels asks for EP and dp_size > 1) and the TP all-reduce combines the experts. Across DP ranks
+    the tokens travel, and that exchange costs link time."""
+    from reader.batch import StepBatch
+    from reader.calibration.profile import default_calibration
+    from reader.capacity.steptime import StepTimeModel
+    import numpy as np
+
+    cal = default_calibration("H200-SXM").replace(alltoall_latency_s=1e-5)
+    prefill = StepBatch(np.array([4096]), np.array([0]), 1)
+
+    def allreduce_s(**kw) -> float:
+        return StepTimeModel(r1, get_gpu("H200-SXM"), cal, **kw).breakdown(prefill)["allreduce"]
+
+    assert allreduce_s(tp=8, ep=8, dp=1) == pytest.approx(allreduce_s(tp=8, ep=1, dp=1))
+    assert allreduce_s(tp=8, ep=16, dp=2) > allreduce_s(tp=8, ep=1, dp=2)
