@@ -41,9 +41,9 @@ HELD_OUT_BOUNDS = {
     "r45-out256": {"output_throughput": 4.0, "median_tpot_ms": 2.0, "median_ttft_ms": 7.0},
 }
 # Loads that sit at the server's knee on this host: 24-33 requests in flight on average over a run (71-75 at the
-# peaks) against 32 sequences, so a request's first token waits only when the random arrivals bunch past 32. Their TTFT P50 is a threshold effect:
-# the five rounds of one load measured r30-out256 16.5-96.0 ms and r30-mixed 104.9-426.6 ms, spreads no
-# prediction of the median can sit inside 25% of on every round.
+# peaks) against 32 sequences, so a request's first token waits only when the random arrivals bunch past 32. Their
+# TTFT P50 is a threshold effect: the five rounds measured r30-out256 at 16.5-96.0 ms and r30-mixed at
+# 104.9-426.6 ms, so even a prediction equal to their median is more than 50% off some round.
 KNEE = ("r30-out256", "r30-mixed")
 
 

@@ -4,10 +4,14 @@ redundancy costs weight memory that the KV cache no longer gets. The count is re
 vLLM uses it: with --enable-eplb and expert parallelism."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from reader.batch import StepBatch
+from reader.calibration.profile import default_calibration
 from reader.capacity.api import CapacityRequest, compute_capacity
 from reader.capacity.shapes import gpu_shapes, resolve_weight_format
+from reader.capacity.steptime import StepTimeModel
 from reader.catalog.load import get_gpu, get_model
 from reader.config.from_cli import load_and_resolve, load_options
 from reader.pipeline import capacity_request
@@ -79,11 +83,6 @@ def test_expert_parallelism_within_one_tensor_parallel_group_exchanges_no_tokens
     """With one data-parallel rank every GPU already holds every token: vLLM runs no all-to-all (its
     use_all2all_kernels asks for EP and dp_size > 1) and the TP all-reduce combines the experts. Across DP ranks
     the tokens travel, and that exchange costs link time."""
-    from reader.batch import StepBatch
-    from reader.calibration.profile import default_calibration
-    from reader.capacity.steptime import StepTimeModel
-    import numpy as np
-
     cal = default_calibration("H200-SXM").replace(alltoall_latency_s=1e-5)
     prefill = StepBatch(np.array([4096]), np.array([0]), 1)
 
