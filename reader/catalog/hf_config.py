@@ -111,9 +111,12 @@ _FALCON_TYPES = {"falcon", "RefinedWeb", "RefinedWebModel"}  # FalconForCausalLM
 # size (vllm/model_executor/models/minicpm3.py @ v0.32.0 and v0.18.0; minicpm3 is not among the model types
 # is_deepseek_mla lists, vllm/transformers_utils/model_arch_config_convertor.py @ v0.32.0)
 _PER_HEAD_KV_LOW_RANK_TYPES = {"minicpm3"}
-# Keys vLLM derives max_model_len from, smallest first wins (derive_max_model_len_and_key,
-# vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0), among those this reader keeps
-_MAX_LEN_KEYS = ("n_positions", "seq_length")
+# Keys vLLM derives max_model_len from beside max_position_embeddings, the smallest wins, and then
+# model_max_length, where set, overrides whatever they gave (Command-R writes 8,192 positions and a 131,072
+# model_max_length, and runs at the latter): derive_max_model_len_and_key,
+# vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0
+_MAX_LEN_KEYS = ("n_positions", "max_seq_len", "seq_length", "model_max_length", "max_target_positions",
+                 "max_sequence_length", "max_seq_length", "seq_len")
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -150,6 +153,7 @@ READ_KEYS = frozenset({
     "num_layers", "ffn_hidden_size", "padded_vocab_size", "seq_length", "multi_query_attention",
     "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm", "multi_query", "new_decoder_architecture",
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
+    "max_seq_len", "model_max_length", "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
 })
 
 
@@ -405,6 +409,10 @@ def _max_len(b: _Build) -> int:
             b.notes.append(f"{key} {other} is below max_position_embeddings {length}: vLLM derives max_model_len "
                            f"from the smaller.")
             length = other
+    override = f.int("model_max_length") if f.data.get("model_max_length") else None
+    if override is not None and override > length:
+        b.notes.append(f"model_max_length {override} overrides the smaller length keys ({length}), as vLLM reads it.")
+        length = override
     return length
 
 

@@ -105,3 +105,29 @@ def test_minicpm3_weights_are_the_low_rank_projections():
     shapes = gpu_shapes(spec, gpu, resolve_weight_format(spec, None, "auto", gpu))
     assert [g.name for g in shapes.attn] == ["q_a", "q_b", "kv_a", "kv_b", "o"]
     assert shapes.kv_heads == 40
+
+
+def _llama_with(**length_keys):
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+              "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2048,
+              "vocab_size": 32000, "max_position_embeddings": 8192, "torch_dtype": "bfloat16", **length_keys}
+    return spec_from_config(config, model_id="test/llama", source="test")
+
+
+def test_every_length_key_vllm_reads_can_shorten_the_model():
+    """vLLM takes the smallest of max_position_embeddings, n_positions, max_seq_len, seq_length,
+    model_max_length, max_target_positions, max_sequence_length, max_seq_length and seq_len."""
+    for key in ("max_seq_len", "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len"):
+        spec = _llama_with(**{key: 4096})
+        assert spec.max_position_embeddings == 4096, key
+        assert f"{key} 4096 is below max_position_embeddings 8192" in spec.notes
+    assert _llama_with(max_seq_len=16384).max_position_embeddings == 8192
+
+
+def test_model_max_length_overrides_the_other_length_keys_even_upward():
+    """Command-R writes 8,192 positions and a model_max_length of 131,072, and vLLM runs it at the latter: where
+    model_max_length is set, it replaces what the other keys gave (derive_max_model_len_and_key)."""
+    spec = _llama_with(model_max_length=131072)
+    assert spec.max_position_embeddings == 131072
+    assert "model_max_length 131072 overrides" in spec.notes
+    assert _llama_with(model_max_length=4096, seq_length=2048).max_position_embeddings == 4096
