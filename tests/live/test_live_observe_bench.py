@@ -20,6 +20,10 @@ from ._server import ROOT, bench_serve, live_server
 
 SCRIPT = ROOT / "fixtures" / "live" / "metrics" / "bench" / "serve.sh"
 MODEL = str(ROOT / "fixtures" / "live" / "tiny-llama" / "config.json")
+# A quarter of a second between scrapes: on an idle host the saturated burst is over in about 3 s, and at one
+# scrape a second only two of them found requests queued (CI, 2026-12-03: 14 running with 54 waiting, then 16 with
+# 16, then none), too few for a wait that lasts from one scrape to the next, so the verdict read "the GPU itself".
+INTERVAL = "0.25"
 LIMITS = ["--max-num-seqs", str(SETTINGS["max_num_seqs"]), "--max-num-batched-tokens",
           str(SETTINGS["max_num_batched_tokens"])]
 
@@ -34,7 +38,7 @@ def watched(vllm_032, server, burst: str, folder, bursts: dict = BENCH_BURSTS) -
     """observe's live JSON report, the bench's result and the saved scrapes' path, for one burst."""
     saved = folder / f"{burst}.prom.gz"
     watcher = subprocess.Popen([sys.executable, "-m", "reader", "observe", server.url, "--window", "300",
-                                "--interval", "1", "--until-idle", "--format", "json", "--progress", "--save",
+                                "--interval", INTERVAL, "--until-idle", "--format", "json", "--progress", "--save",
                                 str(saved), *LIMITS], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
