@@ -31,6 +31,11 @@ FIELD_ORDER = ("id", "aliases", "verification", "source", "license", "published_
 def write_entry(raw: dict, entry: dict, sidecar: dict | None = None) -> Path:
     model_id = entry["id"]
     folder = MODELS_DIR / model_id
+    before = {f.name: f.read_bytes() for f in folder.iterdir()} if folder.is_dir() else None
+    if before and "aliases" not in entry:  # an upgrade keeps the names users already look it up by
+        aliases = (yaml.safe_load(before.get("source.yaml", b"")) or {}).get("aliases")
+        if aliases:
+            entry["aliases"] = aliases
     config = dict(raw)
     for key, value in (entry.pop("set", None) or {}).items():
         if key not in (entry.get("filled") or {}):
@@ -49,8 +54,25 @@ def write_entry(raw: dict, entry: dict, sidecar: dict | None = None) -> Path:
     ordered.update({k: v for k, v in entry.items() if k not in ordered})
     text = yaml.safe_dump(ordered, sort_keys=False, width=110, allow_unicode=True)
     (folder / "source.yaml").write_text(text, encoding="utf-8")
-    read_model_path(folder)  # the entry must read with the users' reader
+    try:
+        read_model_path(folder)  # the entry must read with the users' reader
+    except Exception as error:
+        _restore(folder, before)
+        raise SystemExit(f"{model_id}: the reader refuses the entry, so nothing was written: {error}") from None
     return folder
+
+
+def _restore(folder: Path, before: dict[str, bytes] | None) -> None:
+    """Put the folder back as it was: removed if it is new, its old files if it was an upgrade."""
+    for f in folder.iterdir():
+        f.unlink()
+    if before is None:
+        folder.rmdir()
+        if not any(folder.parent.iterdir()):
+            folder.parent.rmdir()
+        return
+    for name, data in before.items():
+        (folder / name).write_bytes(data)
 
 
 def main(argv: list[str]) -> int:

@@ -100,11 +100,13 @@ class WeightFormat:
 
 
 def _stored_bits(fmt, method: str) -> float:
-    """Bits per weight of a part; a grouped format given without its groups (an older catalog entry's
-    bare weight_bits) takes the method's usual layout."""
+    """Bits per weight of a part; a grouped format given without its groups or scales (an older catalog entry's
+    bare weight_bits) takes the method's usual layout. Scales without groups are per channel (GPTQ's
+    group_size -1): the payload alone."""
     bits = fmt.bits_per_weight
     usual = _METHOD_BITS.get(method.lower(), bits)
-    return usual if fmt.group_size is None and usual > bits and float(bits).is_integer() else bits
+    bare = fmt.group_size is None and not fmt.scale_bits
+    return usual if bare and usual > bits and float(bits).is_integer() else bits
 
 
 def _same_format(a: str, b: str) -> bool:

@@ -62,8 +62,9 @@ def test_every_folder_names_its_source_and_published_count(folder):
     published = meta.get("published_params") or PUBLISHED.get(meta["id"])
     assert published, "a published parameter count, here or in fixtures/catalog/published_params.yaml"
     assert published["total"] > 0 and published["source"] and published["as_written"]
-    if published.get("tolerance"):
-        assert published.get("tolerance_why"), "a widened tolerance says why"
+    for key in ("tolerance", "active_tolerance"):
+        if published.get(key):
+            assert published.get(f"{key}_why"), f"a widened {key} says why"
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=IDS)
