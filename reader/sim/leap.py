@@ -205,6 +205,8 @@ class DecodeLeaps:
         decode_time = self.decode_time
         sum_cb = int(sum(cbl))
         ones = _ones(n)
+        front_end = client.front_end
+        streaming = bool(front_end.token_s)
         next_send = client.next_send_time()
         free = kv.num_free
         got: list[int] = []           # positions given a block in steps run since the last hand-out
@@ -299,6 +301,9 @@ class DecodeLeaps:
             start, end, t, prev_end = step_clock(t, prev_end, gpu, o, async_mode)
             starts.append(start)
             ends.append(end)
+            front_end.streamed(n + (sum(adm_sampled) if plan is not None else 0), end)
+            if streaming:  # the stream's share of the front end moves when the next request gets in
+                next_send = client.next_send_time()
             n_step = n
             changed = False
             # update(): the decodes that finish ...
@@ -443,6 +448,9 @@ class DecodeLeaps:
                     t = start + gpu
                     ends.append(t)
                 starts.append(start)
+                front_end.streamed(n, ends[-1])
+                if streaming:
+                    next_send = client.next_send_time()
                 j += 1
             if end_after:
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reader.calibration.bench import read_bench
-from reader.calibration.coverage import coverage_warnings
+from reader.calibration.coverage import coverage_warnings, repeated_prompt_warnings
 from reader.calibration.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,3 +47,18 @@ def test_results_that_all_ran_alone_cannot_see_batching():
 def test_the_shipped_cpu_profile_was_fitted_on_a_bench_set_with_no_gap():
     profile = load_profile(FOLDER / "profile.yaml")
     assert not any("one request at a time" in w for w in profile.fit.warnings)
+
+
+def test_runs_that_repeat_each_others_prompts_on_a_prefix_caching_server_are_named():
+    # the steps set's rounds repeat each load under one seed: the same prompts, so the same lengths in order
+    first, again = read_bench(FOLDER / "bench" / "round-1" / "c1-short.json"), read_bench(
+        FOLDER / "bench" / "round-2" / "c1-short.json")
+    (warning,) = repeated_prompt_warnings([first, again, *_loads("c4-long")], prefix_caching=True)
+    assert "round-1/c1-short.json and round-2/c1-short.json" in warning
+    assert "--seed" in warning and "/reset_prefix_cache" in warning and "VLLM_SERVER_DEV_MODE=1" in warning
+
+
+def test_repeated_prompts_say_nothing_without_prefix_caching_or_without_a_repeat():
+    first, again = (read_bench(FOLDER / "bench" / f"round-{i}" / "c1-short.json") for i in (1, 2))
+    assert repeated_prompt_warnings([first, again], prefix_caching=False) == []
+    assert repeated_prompt_warnings(_loads("c1-short", "c4-long", "c8-mixed"), prefix_caching=True) == []

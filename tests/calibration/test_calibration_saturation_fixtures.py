@@ -7,8 +7,10 @@ with the HELD_OUT ones held out (tests/live/bench_loads.py SATURATION).
 The issue's bar: on every held-out load (not only their median) output throughput and median TPOT within 10%
 and TTFT P50 within 25%, each load compared with the median of its rounds. What the shipped recording reaches
 is asserted as it stands (HELD_OUT_BOUNDS); the issue's throughput and TPOT bounds hold on every held-out load,
-its TTFT bound on those away from the server's knee (KNEE), and the whole bar is a strict expected failure until
-the model meets it there too.
+its TTFT bound on all but one (MISSED), and the whole bar is a strict expected failure until the model meets it
+there too. Each run met an empty prefix cache (the recorder emptied it before each run): the random dataset
+sends the same prompts for the same seed, and the recording before this one, which let each run meet the
+prompts of the runs before it, measured TTFTs no replay of a run alone could reach.
 """
 from __future__ import annotations
 
@@ -30,21 +32,21 @@ FIT, HELD_OUT = SATURATION.fit, SATURATION.held_out  # the split the recorder ra
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 ISSUE = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}
 # What the shipped profile reaches on each held-out load (|error| %, rounded up to the next point; measured
-# 2026-12-03 on the recording of 11:26 UTC, an otherwise idle host, five rounds: r10 +1.2 / +3.0 / -2.9,
-# c16 +5.3 / -0.9 / -21.4, r30-out256 +0.8 / -1.4 / -45.5, r30-mixed -1.8 / +4.7 / +63.5, r45-out256 +3.1 / -1.8 /
-# -6.2 for throughput / median TPOT / TTFT P50).
+# 2026-12-03 on the recording of 14:51 UTC, the prefix cache emptied before each run, five rounds: r10 +1.4 / -0.2 /
+# -1.1, c16 -3.3 / +3.7 / +15.5, r30-out256 -4.8 / +9.2 / +30.0, r30-mixed -0.5 / +2.4 / +1.6, r45-out256 -2.6 /
+# +7.7 / +2.9 for throughput / median TPOT / TTFT P50).
 HELD_OUT_BOUNDS = {
-    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 4.0, "median_ttft_ms": 3.0},
-    "c16-out128": {"output_throughput": 6.0, "median_tpot_ms": 1.0, "median_ttft_ms": 22.0},
-    "r30-out256": {"output_throughput": 1.0, "median_tpot_ms": 2.0, "median_ttft_ms": 46.0},
-    "r30-mixed": {"output_throughput": 2.0, "median_tpot_ms": 5.0, "median_ttft_ms": 64.0},
-    "r45-out256": {"output_throughput": 4.0, "median_tpot_ms": 2.0, "median_ttft_ms": 7.0},
+    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 1.0, "median_ttft_ms": 2.0},
+    "c16-out128": {"output_throughput": 4.0, "median_tpot_ms": 4.0, "median_ttft_ms": 16.0},
+    "r30-out256": {"output_throughput": 5.0, "median_tpot_ms": 10.0, "median_ttft_ms": 31.0},
+    "r30-mixed": {"output_throughput": 1.0, "median_tpot_ms": 3.0, "median_ttft_ms": 2.0},
+    "r45-out256": {"output_throughput": 3.0, "median_tpot_ms": 8.0, "median_ttft_ms": 3.0},
 }
-# Loads that sit at the server's knee on this host: 24-33 requests in flight on average over a run (71-75 at the
-# peaks) against 32 sequences, so a request's first token waits only when the random arrivals bunch past 32. Their
-# TTFT P50 is a threshold effect: the five rounds measured r30-out256 at 16.5-96.0 ms and r30-mixed at
-# 104.9-426.6 ms, so even a prediction equal to their median is more than 50% off some round.
-KNEE = ("r30-out256", "r30-mixed")
+# The load whose TTFT P50 the profile misses: 30 requests/s of 256-token outputs asks 7,680 tokens/s of a server
+# that delivered 4,871-5,796, so its first tokens wait behind a backlog that grows for the whole run, and TTFT
+# P50 moves about six times as far as the throughput it follows (predicted -4.8%, TTFT +30%). Its five rounds
+# alone measured 418-828 ms.
+MISSED = ("r30-out256",)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +99,9 @@ def test_the_profile_was_fitted_on_the_fit_half_and_says_which_name_it_matched(p
 def test_the_saturating_loads_are_told_from_the_others_and_the_token_cost_is_fitted(profile):
     loads = {name: group[0] for name, group in runs(FIT + HELD_OUT).items()}
     full = {name for name, r in loads.items() if saturating(r, 32)}
-    assert {"c32-out256", "r30-mixed", "r45-out256"} <= full
-    # 30 requests/s of 256 tokens (7,680 tok/s asked) kept pace on this host once the API server had its own CPU
-    # and no other work shared the machine (on a busy host it did not: the README's "At saturation")
-    assert not full & {"c1-out128", "c1-in1024", "c8-out128", "r5-out128", "r10-out128", "r15-out256", "r30-out256"}
+    # with every prompt computed (no run meets the one before it in the prefix cache), 30 requests/s of 256
+    # tokens (7,680 tok/s asked) is past what this host delivers
+    assert full == {"c32-out256", "r30-out256", "r30-mixed", "r45-out256"}
     assert profile.step_time["front_end_token_s"].fitted
 
 
@@ -122,14 +123,14 @@ def test_every_held_out_load_meets_the_issues_throughput_and_tpot_bounds(held_ou
             assert abs(error) <= ISSUE[metric], (name, metric, error)
 
 
-def test_held_out_loads_away_from_the_knee_meet_the_issues_ttft_bound(held_out_errors):
+def test_held_out_loads_but_one_meet_the_issues_ttft_bound(held_out_errors):
     for (name, metric), error in held_out_errors.items():
-        if metric == "median_ttft_ms" and name not in KNEE:
+        if metric == "median_ttft_ms" and name not in MISSED:
             assert abs(error) <= ISSUE[metric], (name, metric, error)
 
 
-@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: TTFT P50 at the knee (KNEE) is predicted "
-                                       "-45% (r30-out256) and +64% (r30-mixed); the README's 'At saturation'")
+@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: TTFT P50 of r30-out256 (MISSED) is "
+                                       "predicted +30%; the README's 'At saturation'")
 def test_every_held_out_load_is_within_the_issues_bounds(held_out_errors):
     for (name, metric), error in held_out_errors.items():
         assert abs(error) <= ISSUE[metric], (name, metric, error)

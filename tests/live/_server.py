@@ -23,6 +23,9 @@ from typing import Callable, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_LLAMA = ROOT / "fixtures" / "live" / "tiny-llama"
+# Serves POST /reset_prefix_cache (vllm/entrypoints/serve/dev/cache/api_router.py, v0.32.0), which bench_serve's
+# cold_cache needs.
+DEV_MODE_ENV = {"VLLM_SERVER_DEV_MODE": "1"}
 
 
 def venv_for(version: str) -> Optional[Path]:
@@ -181,13 +184,14 @@ def stop_group(process: subprocess.Popen, timeout: float = 30.0) -> None:
 
 def bench_serve(venv: Path, server: LiveServer, runs: list[tuple[Path, list[str]]], timeout: float = 600.0,
                 cpus: Optional[str] = None, served_name: Optional[str] = None,
-                on_done: Optional[Callable[[Path], None]] = None) -> list[dict]:
+                on_done: Optional[Callable[[Path], None]] = None, cold_cache: bool = False) -> list[dict]:
     """Run `vllm bench serve` against the server once per (result path, arguments), one after another in one
     process (tests/live/_bench_driver.py: vLLM imported once), and return the saved results (--save-result
     --save-detailed). The random dataset needs the model's tokenizer, so the server runs without
     --skip-tokenizer-init. served_name: the name the server answers to (default: its --served-model-name, else
     the model path). on_done(path) is called as each result is written. cpus: pin the client there (default: beside
-    a server's API server kept apart, front_end_apart)."""
+    a server's API server kept apart, front_end_apart). cold_cache: empty the server's prefix cache before each run
+    (the server must run with DEV_MODE_ENV; tests/live/_bench_driver.py says why)."""
     served = served_name or _flag(server.args, "--served-model-name") or server.model
     tokenizer = _flag(server.args, "--model") or str(TINY_LLAMA)
     argvs = [["--backend", "vllm", "--base-url", server.url, "--model", served, "--tokenizer", tokenizer,
@@ -197,7 +201,8 @@ def bench_serve(venv: Path, server: LiveServer, runs: list[tuple[Path, list[str]
         path.parent.mkdir(parents=True, exist_ok=True)
     command = pinned(cpus or server.front_cpus,
                      [str(venv / "bin" / "python"), str(Path(__file__).with_name("_bench_driver.py"))])
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+                   **({"BENCH_DRIVER_RESET_PREFIX_CACHE": "1"} if cold_cache else {})}
     log_path = runs[0][0].parent / "bench.log"
     deadline = time.monotonic() + timeout
     with open(log_path, "w") as log:

@@ -15,9 +15,12 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
   tokens a second on the engine's cores. Its FIT half has a full closed loop (what tells the front end's
   cost per streamed token from the engine's) and one request at a time at 256- and 1,024-token prompts (a
   prefill's fixed cost from its cost per prompt token); the HELD_OUT half has the issue's 30 requests/s and
-  45 requests/s, which saturates a server that 30 requests/s no longer does on an idle host.
+  45 requests/s, both past what the server delivers once every prompt is computed.
 
-A profile is fitted on a set's FIT loads and predicts its HELD_OUT loads.
+A profile is fitted on a set's FIT loads and predicts its HELD_OUT loads. Every load uses the random dataset
+under `--seed 0`, which draws the same prompts for the same seed and lengths, so the recorder and the live test
+empty the server's prefix cache before each run (tests/live/_bench_driver.py): otherwise each run meets the
+prompts of the runs before it in the cache, and its result says nothing a replay of it alone can reach.
 """
 from __future__ import annotations
 

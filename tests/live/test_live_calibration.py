@@ -27,7 +27,7 @@ import numpy as np
 from reader.calibration.profile import load_profile
 
 from . import bench_loads
-from ._server import TINY_LLAMA, bench_serve, live_server
+from ._server import DEV_MODE_ENV, TINY_LLAMA, bench_serve, live_server
 
 KEY = ("output_throughput", "median_tpot_ms", "median_ttft_ms")
 LOOSE = {"output_throughput": 25.0, "median_tpot_ms": 35.0, "median_ttft_ms": 60.0}
@@ -51,8 +51,9 @@ def fit_and_predict(vllm, load_set: bench_loads.LoadSet, fit: tuple[str, ...], h
     print(f"\nload average before: {os.getloadavg()}")
     rounds = [tmp_path / f"round-{r}" for r in range(1, ROUNDS + 1)]
     runs = [(rd / f"{name}.json", load_set.bench_args(name)) for rd in rounds for name in fit + held_out]
-    with live_server(vllm, load_set.server_flags(TINY_LLAMA), tmp_path / "server.log", front_apart=True) as server:
-        bench_serve(vllm, server, runs, served_name=load_set.served_name)
+    with live_server(vllm, load_set.server_flags(TINY_LLAMA), tmp_path / "server.log", front_apart=True,
+                     env=DEV_MODE_ENV) as server:
+        bench_serve(vllm, server, runs, served_name=load_set.served_name, cold_cache=True)
     print(f"load average after the benchmarks: {os.getloadavg()}")
     profile_path = tmp_path / "cpu.yaml"
     done = subprocess.run(

@@ -1,6 +1,7 @@
 """The server's front end: each request waits its turn in the front end before the scheduler sees it
 (front_end_s), while its latencies still count from when the client sent it; each streamed token costs it
-front_end_token_s, so a server kept full streams no faster than its front end (issue 25); more API servers
+front_end_token_s, so a server kept full streams no faster than its front end, and a request taken in while
+tokens stream gets only the share of the front end the stream leaves (issue 25); more API servers
 (--api-server-count) share both out."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from reader.sim.api import SchedulerSettings, make_workload, simulate
+from reader.sim.engine import BUSY_MAX, FrontEnd
 
 SETTINGS = SchedulerSettings(max_num_seqs=16, max_num_batched_tokens=512, num_gpu_blocks=4000, block_size=16,
                              vllm_version="0.32.0")
@@ -70,6 +72,25 @@ def test_api_servers_share_the_front_ends_work():
     assert one.tpot_ms.median > 7.0
     burst = {"num_requests": 10, "prompt_len": 50, "output_len": 5}
     assert max(run(burst, 0.01, servers=2).requests.first_scheduled_s) < 0.06  # each request 5 ms, not 10
+
+
+def test_a_request_taken_in_while_tokens_stream_gets_the_share_of_the_front_end_the_stream_leaves():
+    front_end = FrontEnd(request_s=0.004, token_s=0.0001)
+    front_end.streamed(16, 0.0032)  # 16 tokens in 3.2 ms: half the front end's time
+    assert front_end.receive(1.0) == pytest.approx(1.0 + 0.004 / 0.5)
+    front_end.streamed(16, 1.0)  # the same tokens after an idle second: next to nothing
+    assert front_end.receive(2.0) == pytest.approx(2.0 + 0.004, rel=1e-3)
+    front_end.streamed(1000, 1.0001)  # more than it could stream: it paces the steps instead of taking all
+    assert front_end.busy == BUSY_MAX
+
+
+def test_in_a_full_closed_loop_new_requests_wait_longer_for_the_front_end_when_tokens_cost_it():
+    def intake(token_s):
+        result = run(FULL, 0.004, token_s=token_s)
+        waited = np.array(result.requests.first_scheduled_s) - np.array(result.requests.send_time_s)
+        return waited[16:].mean()  # the requests sent as others finish, into a stream of 15 decodes
+
+    assert intake(0.0001) > 1.3 * intake(0.0)
 
 
 def test_leaps_and_single_steps_agree_with_a_cost_per_streamed_token():
