@@ -14,7 +14,9 @@ A server that caches prefixes (vLLM's default) keeps the prompts of one run for 
 dataset draws the same prompts for the same --seed (0 unless given) and lengths, so a run that repeats another's
 meets its prompts' leading blocks cached: on the CPU saturation deployment a second run of 16 256-token prompts hit
 2,048 of its 4,096 prompt tokens. The results do not record the seed, so runs that sent the same prompt lengths in
-the same order are the sign, and the warning says what to change.
+the same order are the sign, and the warning says what to change. (The reset it names: POST /reset_prefix_cache,
+served only when the server runs with VLLM_SERVER_DEV_MODE=1; vllm/entrypoints/serve/dev/cache/api_router.py and
+vllm/entrypoints/launchers/api_server/routers.py @ v0.32.0.)
 
 The front end's cost per streamed token shows only where it sets the pace: a server kept full (a closed
 loop of max_num_seqs clients or more, or an open loop sending more than the server delivered). Below that

@@ -301,8 +301,8 @@ class DecodeLeaps:
             start, end, t, prev_end = step_clock(t, prev_end, gpu, o, async_mode)
             starts.append(start)
             ends.append(end)
-            front_end.streamed(n + (sum(adm_sampled) if plan is not None else 0), end)
             if streaming:  # the stream's share of the front end moves when the next request gets in
+                front_end.streamed(batch.sampled if plan is not None else n, end)
                 next_send = client.next_send_time()
             n_step = n
             changed = False
@@ -448,8 +448,8 @@ class DecodeLeaps:
                     t = start + gpu
                     ends.append(t)
                 starts.append(start)
-                front_end.streamed(n, ends[-1])
                 if streaming:
+                    front_end.streamed(n, ends[-1])
                     next_send = client.next_send_time()
                 j += 1
             if end_after:
