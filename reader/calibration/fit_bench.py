@@ -36,7 +36,8 @@ from ..capacity.coefficients import StepTimeCoefficients
 from ..catalog.types import GpuSpec
 from ..errors import ReaderError
 from .bench import BenchResult, metric_names, sim_metric, workload
-from .coverage import coverage_warnings, front_end_warnings, repeated_prompt_warnings, saturating
+from .coverage import (coverage_warnings, front_end_warnings, open_loop_warnings, repeated_prompt_warnings,
+                       saturating)
 from .delivery import delivery_warnings
 from .optimize import Free, SearchResult, line_search, minimize
 from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
@@ -420,6 +421,7 @@ def calibrate_bench(r: Any, config: str, fit_files: Sequence[str], held_out_file
                        loss=round(search.loss, 6), errors=errors, points=points,
                        warnings=(delivery_warnings(results + held) + coverage_warnings(results)
                                  + front_end_warnings(results, _max_num_seqs(r))
+                                 + open_loop_warnings(results, _max_num_seqs(r))
                                  + repeated_prompt_warnings(results + held, bool(r.value("enable_prefix_caching")))),
                        model_match=model_match)
     sources = [source_file(res.path, "bench", res.describe()) for res in results]

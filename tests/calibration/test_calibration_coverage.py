@@ -2,10 +2,11 @@
 cannot split a prefill's fixed cost from its cost per prompt token, or cannot see batching at all."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from reader.calibration.bench import read_bench
-from reader.calibration.coverage import coverage_warnings, repeated_prompt_warnings
+from reader.calibration.coverage import coverage_warnings, open_loop_warnings, repeated_prompt_warnings
 from reader.calibration.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +63,26 @@ def test_repeated_prompts_say_nothing_without_prefix_caching_or_without_a_repeat
     first, again = (read_bench(FOLDER / "bench" / f"round-{i}" / "c1-short.json") for i in (1, 2))
     assert repeated_prompt_warnings([first, again], prefix_caching=False) == []
     assert repeated_prompt_warnings(_loads("c1-short", "c4-long", "c8-mixed"), prefix_caching=True) == []
+
+
+SATURATION = ROOT / "fixtures" / "calibration" / "cpu-tiny-saturation"
+
+
+def _saturation(*names: str):
+    return [read_bench(SATURATION / "bench" / "round-1" / f"{n}.json") for n in names]
+
+
+def test_a_server_kept_full_only_by_closed_loops_asks_for_an_open_loop_past_its_limit():
+    # 32 clients fill the 32 sequences but never send faster than the server delivers: no backlog grows
+    (warning,) = open_loop_warnings(_saturation("c1-out128", "c8-out128", "c32-out256"), max_num_seqs=32)
+    assert "only in closed loops (e.g. c32-out256.json)" in warning
+    delivered = 96 / read_bench(SATURATION / "bench" / "round-1" / "c32-out256.json").duration_s
+    assert f"delivered {delivered:.1f} requests/s" in warning and f"--request-rate {math.ceil(1.5 * delivered)}" in warning
+
+
+def test_an_open_loop_past_the_servers_limit_among_the_fitted_results_leaves_nothing_to_say():
+    assert open_loop_warnings(_saturation("c32-out256", "r45-out256"), max_num_seqs=32) == []
+
+
+def test_no_full_server_at_all_is_the_front_end_warnings_to_give_not_this_one():
+    assert open_loop_warnings(_saturation("c1-out128", "c8-out128", "r15-out256"), max_num_seqs=32) == []

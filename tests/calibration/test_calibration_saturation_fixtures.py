@@ -5,10 +5,12 @@ past what the server delivers with 256-token outputs, and the profile `calibrate
 with the HELD_OUT ones held out (tests/live/bench_loads.py SATURATION).
 
 The issue's bar: on every held-out load (not only their median) output throughput and median TPOT within 10%
-and TTFT P50 within 25%, each load compared with the median of its rounds. What the shipped recording reaches
-is asserted as it stands (HELD_OUT_BOUNDS); the issue's throughput and TPOT bounds hold on every held-out load,
-its TTFT bound on all but one (MISSED), and the whole bar is a strict expected failure until the model meets it
-there too. Each run met an empty prefix cache (the recorder emptied it before each run): the random dataset
+and TTFT P50 within 25%, each load compared with the median of its rounds; the held-out loads include the
+issue's 30 requests/s of 256-token outputs, past what the server delivers. What the shipped recording reaches
+is also asserted as it stands (HELD_OUT_BOUNDS), a guard against a replay or fit that gets worse. The fitted
+loads include an open loop past the server's limit (45 requests/s): fitted with only a closed loop kept full,
+the same recording predicted the issue's load +30% in TTFT P50 (coverage.open_loop_warnings says why and
+asks for one). Each run met an empty prefix cache (the recorder emptied it before each run): the random dataset
 sends the same prompts for the same seed, and the recording before this one, which let each run meet the
 prompts of the runs before it, measured TTFTs no replay of a run alone could reach.
 """
@@ -32,21 +34,16 @@ FIT, HELD_OUT = SATURATION.fit, SATURATION.held_out  # the split the recorder ra
 ROUNDS = sorted(p.name for p in (FOLDER / "bench").glob("round-*"))
 ISSUE = {"output_throughput": 10.0, "median_tpot_ms": 10.0, "median_ttft_ms": 25.0}
 # What the shipped profile reaches on each held-out load (|error| %, rounded up to the next point; measured
-# 2026-12-03 on the recording of 14:51 UTC, the prefix cache emptied before each run, five rounds: r10 +1.4 / -0.2 /
-# -1.1, c16 -3.3 / +3.7 / +15.5, r30-out256 -4.8 / +9.2 / +30.0, r30-mixed -0.5 / +2.4 / +1.6, r45-out256 -2.6 /
-# +7.7 / +2.9 for throughput / median TPOT / TTFT P50).
+# 2026-12-03 on the recording of 14:51 UTC, the prefix cache emptied before each run, five rounds, fitted with
+# 45 requests/s among the fitted loads: r10 +1.6 / -2.4 / +3.8, c16 -0.9 / +0.9 / +8.7, r15 +2.5 / -8.2 / -7.4,
+# r30-out256 -1.5 / +5.1 / +16.2, r30-mixed +1.7 / +0.0 / -2.8 for throughput / median TPOT / TTFT P50).
 HELD_OUT_BOUNDS = {
-    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 1.0, "median_ttft_ms": 2.0},
-    "c16-out128": {"output_throughput": 4.0, "median_tpot_ms": 4.0, "median_ttft_ms": 16.0},
-    "r30-out256": {"output_throughput": 5.0, "median_tpot_ms": 10.0, "median_ttft_ms": 31.0},
-    "r30-mixed": {"output_throughput": 1.0, "median_tpot_ms": 3.0, "median_ttft_ms": 2.0},
-    "r45-out256": {"output_throughput": 3.0, "median_tpot_ms": 8.0, "median_ttft_ms": 3.0},
+    "r10-out128": {"output_throughput": 2.0, "median_tpot_ms": 3.0, "median_ttft_ms": 4.0},
+    "c16-out128": {"output_throughput": 1.0, "median_tpot_ms": 1.0, "median_ttft_ms": 9.0},
+    "r15-out256": {"output_throughput": 3.0, "median_tpot_ms": 9.0, "median_ttft_ms": 8.0},
+    "r30-out256": {"output_throughput": 2.0, "median_tpot_ms": 6.0, "median_ttft_ms": 17.0},
+    "r30-mixed": {"output_throughput": 2.0, "median_tpot_ms": 1.0, "median_ttft_ms": 3.0},
 }
-# The load whose TTFT P50 the profile misses: 30 requests/s of 256-token outputs asks 7,680 tokens/s of a server
-# that delivered 4,871-5,796, so its first tokens wait behind a backlog that grows for the whole run, and TTFT
-# P50 moves about six times as far as the throughput it follows (predicted -4.8%, TTFT +30%). Its five rounds
-# alone measured 418-828 ms.
-MISSED = ("r30-out256",)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +91,7 @@ def test_the_profile_was_fitted_on_the_fit_half_and_says_which_name_it_matched(p
     held = {Path(s.path).stem for s in profile.sources if "held out" in s.description}
     assert fitted == set(FIT) and held == set(HELD_OUT)
     assert profile.fit.converged and profile.fit.model_match.startswith("the benchmarks ran against 'tiny'")
+    assert not any("only in closed loops" in w for w in profile.fit.warnings)
 
 
 def test_the_saturating_loads_are_told_from_the_others_and_the_token_cost_is_fitted(profile):
@@ -117,20 +115,8 @@ def test_held_out_loads_stay_within_what_the_shipped_recording_reaches(held_out_
         assert abs(error) <= HELD_OUT_BOUNDS[name][metric], (name, metric, error)
 
 
-def test_every_held_out_load_meets_the_issues_throughput_and_tpot_bounds(held_out_errors):
-    for (name, metric), error in held_out_errors.items():
-        if metric != "median_ttft_ms":
-            assert abs(error) <= ISSUE[metric], (name, metric, error)
-
-
-def test_held_out_loads_but_one_meet_the_issues_ttft_bound(held_out_errors):
-    for (name, metric), error in held_out_errors.items():
-        if metric == "median_ttft_ms" and name not in MISSED:
-            assert abs(error) <= ISSUE[metric], (name, metric, error)
-
-
-@pytest.mark.xfail(strict=True, reason="not met on the shipped recording: TTFT P50 of r30-out256 (MISSED) is "
-                                       "predicted +30%; the README's 'At saturation'")
 def test_every_held_out_load_is_within_the_issues_bounds(held_out_errors):
+    """The issue's bar on each held-out load, the issue's two saturating open loops of 256-token outputs among
+    them (30 requests/s of 256-token prompts and of mixed ones)."""
     for (name, metric), error in held_out_errors.items():
         assert abs(error) <= ISSUE[metric], (name, metric, error)
