@@ -117,8 +117,9 @@ def resolve_weight_format(model: ModelSpec, quantization: str | None, dtype: str
     """The weight format vLLM ends up with: an explicit --quantization, else the checkpoint's own."""
     act = dtype_bytes(dtype)
     full = 8.0 * act
-    spec = model.quantization
-    method = (quantization or (spec.method if spec else None) or "").lower() or None
+    # an AutoGPTQ / AutoAWQ file beside config.json counts only when --quantization makes vLLM read it
+    spec = model.quantization or (model.file_quantization if quantization else None)
+    method = (quantization or (model.quantization.method if model.quantization else None) or "").lower() or None
     if method in (None, "none"):
         return WeightFormat(None, full, full, full, full, full, full, act, False)
     if spec and _same_format(spec.method.lower(), method):

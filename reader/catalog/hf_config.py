@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional
 from ..errors import ReaderError
 from .hf_fields import Fields, read_json
 from .hf_params import ATTENTION_MIXERS, Shape, count_params, is_moe_layer, params_by_part
-from .hf_quant import MODELOPT_SIDECAR, read_quantization
+from .hf_quant import MODELOPT_SIDECAR, read_quantization, read_quantization_file
 from .types import LayerKinds, MLASpec, ModelSpec, MoESpec, RopeScaling, SsmSpec
 
 CONFIG_NAME = "config.json"
@@ -184,8 +184,10 @@ class _Build:
 
 
 def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, file: str = CONFIG_NAME,
-                     modelopt: Optional[Mapping[str, Any]] = None) -> ModelSpec:
-    """Build a ModelSpec from a parsed config.json (and ModelOpt's hf_quant_config.json, if any)."""
+                     modelopt: Optional[Mapping[str, Any]] = None,
+                     quant_file: Optional[tuple[str, Mapping[str, Any]]] = None) -> ModelSpec:
+    """Build a ModelSpec from a parsed config.json (and ModelOpt's hf_quant_config.json, if any; and an
+    AutoGPTQ / AutoAWQ quantization file as (name, contents), read only where config.json has no quantization)."""
     top = Fields(config, file, "", {})
     model_type = top.str("model_type")
     if not model_type:
@@ -212,6 +214,8 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     latent_cache = shape.mla is not None and text_type not in _PER_HEAD_KV_LOW_RANK_TYPES
     total, active = count_params(shape)
     quant = read_quantization(config, text_cfg, modelopt, file, b.notes, _layer_parts(shape))
+    file_quant = (read_quantization_file(quant_file[0], quant_file[1], b.notes, _layer_parts(shape))
+                  if quant_file and quant is None else None)
     counts = {kind: mixers.count(kind) for kind in ("full", "sliding", "chunked", "linear", "none")}
     return ModelSpec(
         id=model_id,
@@ -244,6 +248,8 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         norms_per_layer=shape.norms_per_layer,
         unmodelled=_unmodelled(f),
         quantization=quant,
+        quantization_file=quant_file[0] if file_quant else None,
+        file_quantization=file_quant,
         is_multimodal=text_cfg is not None or "vision_config" in config,
         params_total=total,
         params_by_part=params_by_part(shape),

@@ -29,6 +29,12 @@ from ..errors import ReaderError
 from .types import QUANT_PARTS, QuantFormat, QuantSpec
 
 MODELOPT_SIDECAR = "hf_quant_config.json"
+# AutoGPTQ's and AutoAWQ's own files beside config.json. vLLM reads one only when --quantization names a method
+# whose config class lists it (AutoGPTQConfig / MoeWNA16Config: quantize_config.json; AutoAWQConfig: both;
+# get_config_filenames in auto_gptq.py, moe_wna16.py, auto_awq.py, and get_quant_config in
+# model_loader/weight_utils.py, called from VllmConfig._get_quantization_config only when
+# model_config.quantization is set, vllm/config/vllm.py @ v0.32.0).
+QUANT_FILES = ("quantize_config.json", "quant_config.json")
 _KEY = "quantization_config"
 
 # Parts of the language model, recognised from a module name (or a regex over names). The first
@@ -111,6 +117,18 @@ def read_quantization(config: Mapping[str, Any], text_cfg: Optional[Mapping[str,
         raise ReaderError("expected the name of the method (fp8, awq, gptq, ...).", file=file,
                           key=f"{_KEY}.quant_method")
     return _by_method(method.lower(), qc, file, notes, layer_parts)
+
+
+def read_quantization_file(name: str, data: Mapping[str, Any], notes: list[str],
+                           layer_parts: Mapping[str, int]) -> QuantSpec:
+    """The QuantSpec an AutoGPTQ quantize_config.json or AutoAWQ quant_config.json describes. Older files name
+    no method: AutoAWQ's keys (w_bit, q_group_size) or its file name say AWQ, anything else GPTQ."""
+    if not isinstance(data, Mapping):
+        raise ReaderError("expected an object.", file=name)
+    method = data.get("quant_method")
+    if not isinstance(method, str):
+        method = "awq" if "w_bit" in data or name == "quant_config.json" else "gptq"
+    return _by_method(method.lower(), data, name, notes, layer_parts)
 
 
 def _by_method(method: str, qc: Mapping[str, Any], file: str, notes: list[str],

@@ -1,6 +1,7 @@
 """A model folder as vLLM reads it, whoever made it (the user, the Hugging Face cache, a download, the
 shipped catalog): `config.json` with its `quantization_config`, ModelOpt's `hf_quant_config.json`
-beside it, or Mistral's `params.json`.
+beside it, AutoGPTQ's `quantize_config.json` or AutoAWQ's `quant_config.json` beside it (which vLLM reads only
+under --quantization), or Mistral's `params.json`.
 
 vLLM (vllm/transformers_utils/config.py get_config @ v0.32.0) reads a repository in Mistral format
 when it ships `params.json` with `consolidated*.safetensors` weights (or `--config-format mistral`
@@ -16,6 +17,7 @@ from typing import Any, Literal, Optional
 
 from ..errors import ReaderError
 from .hf_config import CONFIG_NAME, MODELOPT_SIDECAR, read_json, spec_from_config
+from .hf_quant import QUANT_FILES
 from .types import ModelSpec
 
 PARAMS_NAME = "params.json"
@@ -34,6 +36,7 @@ class ModelFiles:
     config: Optional[Path] = None  # config.json (the shape in hf format; defaults in mistral format)
     params: Optional[Path] = None  # params.json (mistral format)
     modelopt: Optional[Path] = None  # hf_quant_config.json
+    quant_file: Optional[Path] = None  # quantize_config.json / quant_config.json
 
     @property
     def main(self) -> Path:
@@ -42,7 +45,7 @@ class ModelFiles:
         return main
 
     def describe(self) -> str:
-        names = [p.name for p in (self.config, self.params, self.modelopt) if p is not None]
+        names = [p.name for p in (self.config, self.params, self.modelopt, self.quant_file) if p is not None]
         return f"{self.folder} ({', '.join(names)})"
 
 
@@ -73,7 +76,9 @@ def _beside(folder: Path, name: str) -> Optional[Path]:
 
 
 def _files(folder: Path, fmt: Format, *, config: Optional[Path] = None, params: Optional[Path] = None) -> ModelFiles:
-    return ModelFiles(folder=folder, fmt=fmt, config=config, params=params, modelopt=_beside(folder, MODELOPT_SIDECAR))
+    quant_file = next((path for name in QUANT_FILES if (path := _beside(folder, name))), None)
+    return ModelFiles(folder=folder, fmt=fmt, config=config, params=params, modelopt=_beside(folder, MODELOPT_SIDECAR),
+                      quant_file=quant_file)
 
 
 def _format(folder: Path, config: Optional[Path], params: Optional[Path], config_format: Optional[str]) -> Format:
@@ -89,9 +94,10 @@ def _format(folder: Path, config: Optional[Path], params: Optional[Path], config
 def read_model_files(files: ModelFiles, *, model_id: str, source: str) -> ModelSpec:
     """The ModelSpec of a model's files (the one reader every way in goes through)."""
     modelopt = read_json(files.modelopt) if files.modelopt else None
+    quant_file = (files.quant_file.name, read_json(files.quant_file)) if files.quant_file else None
     if files.fmt == "hf":
         return spec_from_config(read_json(files.main), model_id=model_id, source=source, file=str(files.main),
-                                modelopt=modelopt)
+                                modelopt=modelopt, quant_file=quant_file)
     defaults = read_json(files.config) if files.config else {}
     config = config_from_params(read_json(files.main), defaults, str(files.main))
     return spec_from_config(config, model_id=model_id, source=source, file=str(files.main), modelopt=modelopt)

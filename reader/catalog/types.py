@@ -222,6 +222,10 @@ class ModelSpec(_Strict):
     # capacity report (e.g. a sparse-attention indexer's key cache).
     unmodelled: tuple[str, ...] = ()
     quantization: Optional[QuantSpec] = None
+    # Added: an AutoGPTQ quantize_config.json / AutoAWQ quant_config.json beside a config.json that has no
+    # quantization_config (hf_quant.QUANT_FILES): vLLM reads it only when --quantization names the method.
+    quantization_file: Optional[str] = None
+    file_quantization: Optional[QuantSpec] = None
     is_multimodal: bool = False
     # Parameters of the language model (count, not bytes): no vision tower, no MTP/next-token
     # draft layers (vLLM loads those only for speculative decoding); tied embeddings counted once.

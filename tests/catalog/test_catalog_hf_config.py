@@ -68,6 +68,30 @@ def test_without_the_sidecar_the_same_checkpoint_looks_unquantized(tmp_path):
     assert read_model_path(tmp_path).quantization is None
 
 
+def test_an_autogptq_quantize_config_beside_config_json_is_read_but_kept_apart_from_the_checkpoints_own():
+    # vLLM reads quantize_config.json only under --quantization, so it is not the checkpoint's quantization
+    spec = read_model_path(HF_FIXTURES / "gptq-quantize-config")
+    assert spec.quantization is None and spec.quantization_file == "quantize_config.json"
+    assert spec.file_quantization.method == "gptq" and spec.file_quantization.scheme.startswith("int4 group 128")
+
+
+def test_an_autoawq_quant_config_that_names_no_method_reads_as_awq(tmp_path):
+    (tmp_path / "config.json").write_text((HF_FIXTURES / "gptq-quantize-config" / "config.json").read_text())
+    (tmp_path / "quant_config.json").write_text('{"zero_point": true, "q_group_size": 64, "w_bit": 4, "version": "GEMM"}')
+    spec = read_model_path(tmp_path)
+    assert (spec.quantization_file, spec.file_quantization.method) == ("quant_config.json", "awq")
+    assert spec.file_quantization.scheme.startswith("int4 group 64")
+
+
+def test_a_quantization_config_in_config_json_wins_over_a_file_beside_it(tmp_path):
+    config = json.loads((HF_FIXTURES / "gptq-quantize-config" / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "quantize_config.json").write_text('{"bits": 8, "group_size": 32}')
+    spec = read_model_path(tmp_path)
+    assert spec.quantization.method == "awq" and spec.file_quantization is None and spec.quantization_file is None
+
+
 def test_gpt_oss_layer_types_decide_the_sliding_layers():
     spec = read_model_path(HF_FIXTURES / "gpt-oss-20b")
     assert (spec.layer_kinds.sliding, spec.layer_kinds.full, spec.sliding_window) == (12, 12, 128)

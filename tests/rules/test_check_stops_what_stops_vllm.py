@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from _rules_helpers import check_text, fired, run_cli, write
 
 LLAMA_8B = "model: meta-llama/Llama-3.1-8B-Instruct\n"
@@ -170,3 +172,45 @@ def test_a_longrope_model_with_no_length_given_starts_at_its_pre_scaling_length(
         full = check_text(tmp_path, "vllm serve microsoft/Phi-3.5-mini-instruct --max-model-len 131072\n",
                           version=version, gpu="L4")
         assert "VR417" in fired(full, "error")
+
+
+def test_a_gptq_checkpoint_whose_settings_sit_in_quantize_config_json_starts_only_where_vllm_started_it(tmp_path):
+    """The real 0.32.0 CPU build, asked with GPTQ-packed weights in the tiny Llama's shape
+    (tools/differential/quant_file.py, fixtures/differential/quant-file-vllm-0.32.0.json): without --quantization it
+    stopped loading the weights, with --quantization gptq it started, and with --quantization gptq once
+    quantize_config.json was gone it could not find the config file. `check` gives each the same verdict."""
+    import json
+    import re
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    folder = root / "fixtures" / "hf_configs" / "gptq-quantize-config"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(folder / "config.json", bare)
+    recorded = json.loads((root / "fixtures" / "differential" / "quant-file-vllm-0.32.0.json").read_text())["rows"]
+    assert [row["quantization"] for row in recorded] == ["none", "gptq", "gptq:no-file"]
+    for row in recorded:
+        method, _, variant = row["quantization"].partition(":")
+        flag = "" if method == "none" else f" --quantization {method}"
+        report = check_text(tmp_path, f"vllm serve {bare if variant else folder}{flag}\n", version="0.32.0", gpu="H100")
+        refusals = fired(report, "error") & {"VR421", "VR422"}
+        assert bool(refusals) == (row["verdict"] == "refused"), row
+        assert report.summary.exit_code == (1 if refusals else 0), row
+        if refusals:
+            (rule,) = refusals
+            finding = next(f for f in report.findings if f.rule_id == rule)
+            # vLLM's own sentence, as recorded, stands beside ours
+            assert re.split(r"'|\{", finding.vllm_message)[0] in row["message"], (finding.vllm_message, row["message"])
+
+
+def test_the_file_beside_config_json_sizes_the_weights_once_quantization_makes_vllm_read_it(tmp_path):
+    from reader.capacity.shapes import resolve_weight_format
+    from reader.catalog.load import get_gpu
+    from reader.catalog.model_files import read_model_path
+
+    spec = read_model_path(Path(__file__).resolve().parents[2] / "fixtures" / "hf_configs" / "gptq-quantize-config")
+    gpu = get_gpu("H100")
+    read = resolve_weight_format(spec, "gptq", "bfloat16", gpu)
+    assert read.method == "gptq" and read.attn_bits == pytest.approx(4 + 16 / 128 + 4 / 128)
+    assert resolve_weight_format(spec, None, "bfloat16", gpu).method is None  # unread: 16-bit weights
