@@ -57,6 +57,13 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "RefinedWeb": {"vocab_size": 250880, "max_position_embeddings": 2048},
     "RefinedWebModel": {"vocab_size": 250880, "max_position_embeddings": 2048},
 }
+# Tencent Hunyuan (vllm/model_executor/models/hunyuan_v1.py @ v0.18.0; served through the Transformers backend at
+# v0.32.0): the head size as attention_head_dim, the routed experts per token as moe_topk, and num_experts,
+# moe_topk, moe_intermediate_size and num_shared_expert each as one value or a list indexed by layer.
+_HUNYUAN_TYPES = ("hunyuan", "hunyuan_v1_moe", "hunyuan_v1_dense")
+_HUNYUAN_KEY_NAMES = {"head_dim": "attention_head_dim", "num_experts_per_tok": "moe_topk"}
+_LAYER_LISTS = {t: frozenset({"num_experts", "moe_topk", "moe_intermediate_size", "num_shared_expert"})
+                for t in _HUNYUAN_TYPES}
 # Other names a family's config.json uses for a key (transformers' attribute_map).
 _KEY_ALIASES: dict[str, dict[str, str]] = {
     "gpt2": _GPT2_KEY_NAMES,
@@ -68,6 +75,7 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
                 "vocab_size": "padded_vocab_size", "max_position_embeddings": "seq_length"},
     "nemotron_h": {"head_dim": "attention_head_dim"},
+    **{t: _HUNYUAN_KEY_NAMES for t in _HUNYUAN_TYPES},
     # RWConfig's attribute_map (vllm/transformers_utils/configs/falcon.py @ v0.32.0); FalconConfig has none, so a
     # model_type falcon file must use the long names
     "RefinedWeb": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"},
@@ -75,9 +83,9 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
 }
 # Decoder families whose config class defaults tie_word_embeddings to False (PretrainedConfig: True).
 _UNTIED_BY_DEFAULT = {
-    "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2",
-    "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h", "qwen3_5_text",
-    "qwen3_5_moe_text", "gptj", "phi", "qwen",
+    "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen2_5_omni_text", "qwen3", "qwen3_moe", "phi3",
+    "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h",
+    "qwen3_5_text", "qwen3_5_moe_text", "gptj", "phi", "qwen",
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
@@ -85,11 +93,12 @@ _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 # always biased, whatever attention_bias says (the original Qwen's c_attn: bias=True, c_proj without one,
 # vllm/model_executor/models/qwen.py @ v0.18.0)
-_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen"}
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen", "qwen2_5_omni_text"}  # the omni thinker's language model is Qwen2
 _NO_O_BIAS_TYPES = {"glm4_moe"}  # attention_bias covers q/k/v only
 _SCORE_BIAS_TYPES = {"deepseek_v3", "kimi_k2", "glm4_moe"}  # e_score_correction_bias per expert
 _SHARED_GATE_TYPES = {"qwen2_moe"} | _GDN_TYPES  # shared_expert_gate: Linear(hidden, 1)
-_SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}  # use_sliding_window defaults false
+# use_sliding_window defaults false
+_SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_omni_text"}
 # LayerNorm with a bias, biased linears, two-matrix MLP. Starcoder2 too: c_fc/c_proj, biases where use_bias (default
 # true), nn.LayerNorm (vllm/model_executor/models/starcoder2.py @ v0.18.0; from v0.32.0 the Transformers backend
 # runs transformers' modeling_starcoder2.py, the same modules)
@@ -154,6 +163,8 @@ READ_KEYS = frozenset({
     "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm", "multi_query", "new_decoder_architecture",
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
     "max_seq_len", "model_max_length", "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+    "moe_topk", "num_shared_expert", "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "block_configs",
+    "thinker_config",
 })
 
 
@@ -165,6 +176,10 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if key in ("text_config", "llm_config") and isinstance(value, dict):
             value = trim_config(value)
+        elif key == "thinker_config" and isinstance(value, dict):
+            value = {k: trim_config(v) if k == "text_config" else {"model_type": v.get("model_type")}
+                     for k, v in value.items()
+                     if k in ("text_config", "vision_config", "audio_config") and isinstance(v, dict)}
         elif key == "vision_config" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k == "model_type"}
         out[key] = value
@@ -176,11 +191,23 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
+class _NasBlocks:
+    """A DeciLM (nemotron-nas) config's block_configs, layer by layer: attention or none, an MLP or none; and the
+    uniform keys the rest of the reader reads (num_key_value_heads, intermediate_size) derived from them."""
+
+    mixers: list[str]
+    ffns: list[str]
+    flat: dict[str, int]
+    note: Optional[str]
+
+
+@dataclass
 class _Build:
     f: Fields
     model_type: str
     text_type: str
     notes: list[str] = field(default_factory=list)
+    nas: Optional[_NasBlocks] = None
 
 
 def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, file: str = CONFIG_NAME,
@@ -195,16 +222,21 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
                           file=file, key="model_type")
     archs = _architectures(config, file)
     _refuse_unmodelled(config, model_type, archs, file)
-    text_key = _text_config_key(config)
-    text_cfg = config.get(text_key)
+    text_key, text_cfg = _text_config(config)
     if text_cfg is not None and not isinstance(text_cfg, dict):
         raise ReaderError(f"expected an object, got {text_cfg!r}.", file=file, key=text_key)
     data = text_cfg if text_cfg is not None else config
     text_type = (data.get("model_type") if text_cfg is not None else None) or _TEXT_MODEL_TYPES.get(
         model_type, model_type)
     prefix = f"{text_key}." if text_cfg is not None else ""
-    f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type))
-    b = _Build(f, model_type, text_type)
+    nas = _nas_blocks(data, file, prefix) if text_type == "nemotron-nas" else None
+    if nas is not None:
+        data = {**data, **nas.flat}
+    f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type),
+               _LAYER_LISTS.get(text_type, frozenset()))
+    b = _Build(f, model_type, text_type, nas=nas)
+    if nas is not None and nas.note:
+        b.notes.append(nas.note)
 
     layers = f.req("num_hidden_layers")
     mixers, window, chunk = _mixers(b, layers)
@@ -250,7 +282,7 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         quantization=quant,
         quantization_file=quant_file[0] if file_quant else None,
         file_quantization=file_quant,
-        is_multimodal=text_cfg is not None or "vision_config" in config,
+        is_multimodal=text_cfg is not None or "vision_config" in config,  # a thinker's text config too
         params_total=total,
         params_by_part=params_by_part(shape),
         params_active=active,
@@ -260,12 +292,18 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     )
 
 
-def _text_config_key(config: Mapping[str, Any]) -> str:
-    """Where a multimodal wrapper keeps its language model: text_config, or InternVL's llm_config, which vLLM
-    renames to text_config and builds the language model from (vllm/transformers_utils/config.py
-    "llm_config": "text_config"; vllm/model_executor/models/internvl.py @ v0.32.0)."""
-    return "llm_config" if "text_config" not in config and isinstance(config.get("llm_config"), dict) \
+def _text_config(config: Mapping[str, Any]) -> tuple[str, Any]:
+    """Where a multimodal wrapper keeps its language model (its key path, and the section or None): text_config;
+    InternVL's llm_config, which vLLM renames to text_config and builds the language model from
+    (vllm/transformers_utils/config.py "llm_config": "text_config"; vllm/model_executor/models/internvl.py
+    @ v0.32.0); or an omni model's thinker_config.text_config (Qwen2.5-Omni: vLLM serves the thinker, whose text
+    config is the model's, qwen2_5_omni_thinker.py and thinker_uses_mrope in transformers_utils/config.py)."""
+    thinker = config.get("thinker_config")
+    if "text_config" not in config and isinstance(thinker, dict) and "text_config" in thinker:
+        return "thinker_config.text_config", thinker["text_config"]
+    key = "llm_config" if "text_config" not in config and isinstance(config.get("llm_config"), dict) \
         else "text_config"
+    return key, config.get(key)
 
 
 def _final_notes(b: _Build) -> str:
@@ -290,6 +328,11 @@ def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[s
         raise ReaderError(
             f"{what} is an encoder-decoder model; vllm-reader models decoder-only generation, so its encoder "
             "cache, cross-attention KV and scheduling are not modelled.", file=file, key="model_type")
+    if model_type in _HUNYUAN_TYPES and config.get("use_cla") and (config.get("cla_share_factor") or 1) > 1:
+        raise ReaderError(
+            f"{what} shares each layer's KV cache with the next {config['cla_share_factor'] - 1} (cross-layer "
+            "attention, use_cla); vllm-reader does not model that sharing, so its KV cache would be counted "
+            "wrong.", file=file, key="use_cla")
     if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
         raise ReaderError(
             f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
@@ -603,6 +646,11 @@ def _shared_experts(f: Fields, text_type: str) -> tuple[int, Optional[int]]:
     if text_type == "nemotron_h" and f.has("n_shared_experts"):
         count = f.int("n_shared_experts", positive=False) or 0
         return count, f.int("moe_shared_expert_intermediate_size")
+    if text_type in _HUNYUAN_TYPES:
+        # one shared MLP of num_shared_expert x intermediate_size where use_mixed_mlp_moe (hunyuan_v1.py)
+        mixed = f.raw("use_mixed_mlp_moe")
+        count = f.int("num_shared_expert", positive=False) or 0 if mixed else 0
+        return (1, count * f.req("intermediate_size")) if count else (0, None)
     if f.has("n_shared_experts"):
         return f.int("n_shared_experts", positive=False) or 0, None
     size = f.int("shared_expert_intermediate_size", positive=False) or 0
@@ -618,6 +666,8 @@ def _ffns(b: _Build, layers: int, moe: Optional[MoESpec]) -> list[str]:
         if "moe" in ffns and moe is None:
             raise f.fail("hybrid_override_pattern", "has MoE layers ('E') but the config gives no experts.")
         return ffns
+    if b.nas is not None:
+        return list(b.nas.ffns)
     dense_listed = f.list("mlp_only_layers") or []
     if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in dense_listed):
         raise f.fail("mlp_only_layers", f"expected layer indices from 0 to {layers - 1}, got {dense_listed!r}.")
@@ -643,6 +693,10 @@ def _mixers(b: _Build, layers: int) -> tuple[list[str], Optional[int], Optional[
         return _mixers_from_types(f, types, layers, window)
     if t == "nemotron_h":
         return [_NEMOTRON_CODES[c] for c in _nemotron_pattern(f, layers)], None, None
+    if b.nas is not None:
+        if len(b.nas.mixers) != layers:
+            raise f.fail("block_configs", f"lists {len(b.nas.mixers)} blocks but num_hidden_layers is {layers}.")
+        return list(b.nas.mixers), None, None
     if t in _GDN_TYPES:
         interval = f.req("full_attention_interval")
         return ["full" if (i + 1) % interval == 0 else "linear" for i in range(layers)], None, None
@@ -667,6 +721,55 @@ def _mixers(b: _Build, layers: int) -> tuple[list[str], Optional[int], Optional[
     # Mistral v0.1 style: one window on every layer (vLLM's Attention takes cache_config.sliding_window
     # when the layer has no per-layer window, vllm/model_executor/layers/attention/attention.py @ v0.32.0)
     return ["sliding"] * layers, window, None
+
+
+def _nas_blocks(data: Mapping[str, Any], file: str, prefix: str) -> _NasBlocks:
+    """vllm/model_executor/models/nemotron_nas.py @ v0.32.0: a layer's attention is absent where no_op, else has
+    num_attention_heads // n_heads_in_group KV heads (and vLLM takes the first such layer's count for the whole
+    model: NemotronNasModelArchConfigConvertor); its MLP is absent where no_op, else int(2 * ffn_mult * hidden / 3)
+    rounded up to a multiple of 256 wide (or the block's intermediate_size)."""
+    key = prefix + "block_configs"
+    blocks, hidden, heads = data.get("block_configs"), data.get("hidden_size"), data.get("num_attention_heads")
+    if not isinstance(blocks, list) or not blocks:
+        raise ReaderError("expected a list of one block per layer (attention and ffn).", file=file, key=key)
+    if not isinstance(hidden, int) or not isinstance(heads, int):
+        raise ReaderError("hidden_size and num_attention_heads must be whole numbers.", file=file, key=key)
+    mixers, ffns, groups, widths = [], [], set(), []
+    for i, block in enumerate(blocks):
+        attn, ffn = (block.get("attention"), block.get("ffn")) if isinstance(block, dict) else (None, None)
+        if not isinstance(attn, dict) or not isinstance(ffn, dict):
+            raise ReaderError(f"block {i}: expected an object with 'attention' and 'ffn' objects.", file=file, key=key)
+        if attn.get("replace_with_linear") or ffn.get("replace_with_linear"):
+            raise ReaderError(f"block {i} replaces a sublayer with a linear layer (replace_with_linear), which vLLM's "
+                              "DeciLM model does not build.", file=file, key=key)
+        mixers.append("none" if attn.get("no_op") else "full")
+        if not attn.get("no_op"):
+            group = attn.get("n_heads_in_group")
+            if not isinstance(group, int) or group <= 0 or heads % group:
+                raise ReaderError(f"block {i}: n_heads_in_group {group!r} does not divide {heads} heads.", file=file,
+                                  key=key)
+            groups.add(group)
+        if ffn.get("no_op"):
+            ffns.append("none")
+            continue
+        ffns.append("dense")
+        mult, width = ffn.get("ffn_mult"), ffn.get("intermediate_size")
+        if isinstance(mult, (int, float)) and not isinstance(mult, bool) and mult > 0:
+            width = -(-int(2 * mult * hidden / 3) // 256) * 256
+        if not isinstance(width, int) or width <= 0:
+            raise ReaderError(f"block {i}: expected ffn_mult or intermediate_size for its MLP.", file=file, key=key)
+        widths.append(width)
+    if len(groups) > 1:
+        raise ReaderError(f"attention layers differ in KV heads (n_heads_in_group {sorted(groups)}); vllm-reader "
+                          "models one KV head count for every layer.", file=file, key=key)
+    flat = {"num_key_value_heads": heads // groups.pop() if groups else heads}
+    note = None
+    if widths:
+        flat["intermediate_size"] = round(sum(widths) / len(widths))
+        if len(set(widths)) > 1:
+            note = (f"MLP widths differ by layer ({min(widths)}-{max(widths)}, from block_configs' ffn_mult): their "
+                    f"mean, {flat['intermediate_size']}, stands for every MLP (the same weights and FLOPs in all).")
+    return _NasBlocks(mixers=mixers, ffns=ffns, flat=flat, note=note)
 
 
 def _nemotron_pattern(f: Fields, layers: int) -> str:

@@ -28,9 +28,12 @@ class Fields:
     (GPT-2 writes n_embd for hidden_size, as transformers' attribute_map says)."""
 
     def __init__(self, data: Mapping[str, Any], file: str, prefix: str, defaults: Mapping[str, Any],
-                 aliases: Optional[Mapping[str, str]] = None):
+                 aliases: Optional[Mapping[str, str]] = None, layer_lists: frozenset[str] = frozenset()):
         self.data, self.file, self.prefix, self.defaults = data, file, prefix, defaults
         self.aliases = aliases or {}
+        # keys the family may give as one value per layer (a list vLLM indexes by layer): read as the value
+        # every layer shares, refused where layers differ
+        self.layer_lists = layer_lists
         self.defaulted: list[str] = []
 
     def _name(self, key: str) -> str:
@@ -44,11 +47,22 @@ class Fields:
     def raw(self, key: str) -> Any:
         name = self._name(key)
         if self.data.get(name) is not None:
-            return self.data[name]
+            value = self.data[name]
+            if name in self.layer_lists and isinstance(value, list):
+                return self._shared_by_every_layer(name, value)
+            return value
         if key in self.defaults:
             self.defaulted.append(key)
             return self.defaults[key]
         return None
+
+    def _shared_by_every_layer(self, name: str, values: list) -> Any:
+        if not values:
+            raise self.fail(name, "expected one value per layer, got an empty list.")
+        if any(v != values[0] for v in values):
+            raise self.fail(name, f"the layers differ ({sorted(set(map(repr, values)))}): vllm-reader models one "
+                                  "value shared by every layer.")
+        return values[0]
 
     def fail(self, key: str, message: str) -> ReaderError:
         return ReaderError(message, file=self.file, key=self.prefix + self._name(key))

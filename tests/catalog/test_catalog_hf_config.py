@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from _catalog_helpers import HF_FIXTURES
-from reader.catalog.hf_config import Shape, count_params, spec_from_config
+from reader.catalog.hf_config import Shape, count_params, spec_from_config, trim_config
 from reader.catalog.model_files import read_model_path
 from reader.catalog.load import get_model
 from reader.errors import ReaderError
@@ -77,7 +78,8 @@ def test_an_autogptq_quantize_config_beside_config_json_is_read_but_kept_apart_f
 
 def test_an_autoawq_quant_config_that_names_no_method_reads_as_awq(tmp_path):
     (tmp_path / "config.json").write_text((HF_FIXTURES / "gptq-quantize-config" / "config.json").read_text())
-    (tmp_path / "quant_config.json").write_text('{"zero_point": true, "q_group_size": 64, "w_bit": 4, "version": "GEMM"}')
+    (tmp_path / "quant_config.json").write_text('{"zero_point": true, "q_group_size": 64, "w_bit": 4, '
+                                               '"version": "GEMM"}')
     spec = read_model_path(tmp_path)
     assert (spec.quantization_file, spec.file_quantization.method) == ("quant_config.json", "awq")
     assert spec.file_quantization.scheme.startswith("int4 group 64")
@@ -234,3 +236,84 @@ def test_module_names_map_to_the_parts_they_belong_to():
     assert part_of("model.layers.2.mlp.experts.3.up_proj") == "experts"
     assert part_of("model.layers.0.mlp") == "dense_mlp"
     assert part_of("re:.*mlp.gate$") == part_of("gate") == part_of("vision_model.encoder") == "outside"
+
+
+HUNYUAN = Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models" / "tencent" / "Hunyuan-A13B-Instruct"
+
+
+def test_hunyuan_gives_its_experts_per_layer_and_every_layer_shares_one_shape():
+    spec = read_model_path(HUNYUAN)
+    moe = spec.moe
+    assert (moe.num_experts, moe.experts_per_token, moe.moe_intermediate_size) == (64, 8, 3072)
+    # use_mixed_mlp_moe: one shared MLP of num_shared_expert x intermediate_size beside the routed experts
+    assert (moe.shared_experts, moe.shared_expert_intermediate_size) == (1, 3072)
+    assert spec.head_dim == 128 and round(spec.params_total / 1e9) == 80 and round(spec.params_active / 1e9) == 13
+
+
+def test_hunyuan_layers_that_differ_are_refused_naming_the_key(tmp_path):
+    config = json.loads((HUNYUAN / "config.json").read_text())
+    config["moe_topk"] = [8] * 31 + [2]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ReaderError) as err:
+        read_model_path(tmp_path)
+    assert err.value.key == "moe_topk" and "one value shared by every layer" in str(err.value)
+
+
+def test_hunyuan_cross_layer_attention_is_refused_rather_than_counted_wrong(tmp_path):
+    config = json.loads((HUNYUAN / "config.json").read_text())
+    config.update(use_cla=True, cla_share_factor=2)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ReaderError) as err:
+        read_model_path(tmp_path)
+    assert err.value.key == "use_cla" and "KV cache" in str(err.value)
+
+
+def _nas_config(blocks):
+    return {"model_type": "nemotron-nas", "architectures": ["DeciLMForCausalLM"], "hidden_size": 1024,
+            "num_attention_heads": 16, "num_hidden_layers": len(blocks), "vocab_size": 32000,
+            "max_position_embeddings": 8192, "block_configs": blocks}
+
+
+def _block(group=4, mult=2.0, attn_no_op=False, ffn_no_op=False):
+    return {"attention": {"n_heads_in_group": None if attn_no_op else group, "no_op": attn_no_op},
+            "ffn": {"ffn_mult": None if ffn_no_op else mult, "no_op": ffn_no_op}}
+
+
+def test_nemotron_nas_reads_each_layers_attention_and_mlp_from_its_block(tmp_path):
+    blocks = [_block(mult=2.0), _block(attn_no_op=True, mult=1.0), _block(ffn_no_op=True), _block(mult=2.0)]
+    (tmp_path / "config.json").write_text(json.dumps(_nas_config(blocks)))
+    spec = read_model_path(tmp_path)
+    assert spec.layer_mixers == ("full", "none", "full", "full")
+    assert spec.layer_ffns == ("dense", "dense", "none", "dense")
+    assert spec.num_key_value_heads == 4  # 16 heads // n_heads_in_group 4
+    # int(2 * mult * 1024 / 3) rounded up to 256: 1365 -> 1536 at 2.0, 682 -> 768 at 1.0; their mean stands for all
+    assert spec.intermediate_size == round((1536 + 768 + 1536) / 3)
+    assert "MLP widths differ by layer (768-1536" in spec.notes
+
+
+def test_nemotron_nas_refuses_what_it_would_count_wrong(tmp_path):
+    for blocks, words in (([_block(group=4), _block(group=8)], "differ in KV heads"),
+                          ([_block(), {"attention": {"replace_with_linear": True}, "ffn": {"ffn_mult": 1.0}}],
+                           "replace_with_linear")):
+        (tmp_path / "config.json").write_text(json.dumps(_nas_config(blocks)))
+        with pytest.raises(ReaderError) as err:
+            read_model_path(tmp_path)
+        assert err.value.key == "block_configs" and words in str(err.value)
+
+
+def test_an_omni_model_is_read_from_its_thinkers_text_config_the_part_vllm_serves(tmp_path):
+    text = {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944,
+            "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
+            "max_position_embeddings": 32768, "sliding_window": 32768, "use_sliding_window": False}
+    config = {"model_type": "qwen2_5_omni", "architectures": ["Qwen2_5OmniModel"], "torch_dtype": "bfloat16",
+              "thinker_config": {"model_type": "qwen2_5_omni_thinker", "text_config": text,
+                                 "vision_config": {"model_type": "qwen2_5_omni_vision_encoder", "depth": 32},
+                                 "audio_config": {"model_type": "qwen2_5_omni_audio_encoder"}},
+              "talker_config": {"model_type": "qwen2_5_omni_talker", "hidden_size": 896}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    spec = read_model_path(tmp_path)
+    assert (spec.hidden_size, spec.num_hidden_layers, spec.num_key_value_heads) == (3584, 28, 4)
+    assert spec.is_multimodal and spec.layer_kinds.sliding == 0 and round(spec.params_total / 1e9, 1) == 7.6
+    trimmed = trim_config(config)
+    assert "talker_config" not in trimmed and trimmed["thinker_config"]["text_config"]["hidden_size"] == 3584
+    assert trimmed["thinker_config"]["vision_config"] == {"model_type": "qwen2_5_omni_vision_encoder"}
