@@ -54,6 +54,7 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "opt": {"tie_word_embeddings": True, "enable_bias": True},
     "qwen3_next": {"full_attention_interval": 4, "decoder_sparse_step": 1},
     "falcon": {"vocab_size": 65024, "max_position_embeddings": 2048},
+    "bloom": {"vocab_size": 250880},  # BloomConfig
     "RefinedWeb": {"vocab_size": 250880, "max_position_embeddings": 2048},
     "RefinedWebModel": {"vocab_size": 250880, "max_position_embeddings": 2048},
 }
@@ -75,6 +76,8 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
                 "vocab_size": "padded_vocab_size", "max_position_embeddings": "seq_length"},
     "nemotron_h": {"head_dim": "attention_head_dim"},
+    # BloomConfig's attribute_map (n_layer, n_head; n_embed is read as hidden_size by BloomConfig.__init__)
+    "bloom": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embed"},
     **{t: _HUNYUAN_KEY_NAMES for t in _HUNYUAN_TYPES},
     # RWConfig's attribute_map (vllm/transformers_utils/configs/falcon.py @ v0.32.0); FalconConfig has none, so a
     # model_type falcon file must use the long names
@@ -106,7 +109,7 @@ _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_
 # (dense_h_to_4h, dense_4h_to_h), an untied embed_out (gpt_neox.py @ v0.18.0; the Transformers backend from 0.32.0)
 # GPT-BigCode (StarCoder, WizardCoder, SantaCoder): GPT-2's block with one K/V head under multi_query
 # (gpt_bigcode.py @ v0.18.0: c_attn of hidden + 2 x head_dim outputs; the Transformers backend from 0.32.0)
-_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox", "gpt_bigcode"}
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox", "gpt_bigcode", "bloom"}
 # GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
 # (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
 # is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
@@ -126,6 +129,10 @@ _PER_HEAD_KV_LOW_RANK_TYPES = {"minicpm3"}
 # vllm/transformers_utils/model_arch_config_convertor.py @ v0.18.0 and v0.32.0
 _MAX_LEN_KEYS = ("n_positions", "max_seq_len", "seq_length", "model_max_length", "max_target_positions",
                  "max_sequence_length", "max_seq_length", "seq_len")
+# Config classes with no length attribute at all (BloomConfig: ALiBi, no positions): vLLM finds none of its keys and
+# assumes 2048, and takes any --max-model-len as given (_get_and_verify_max_len, vllm/config/model.py @ v0.32.0)
+_NO_LENGTH_TYPES = {"bloom"}
+_VLLM_ASSUMED_MAX_LEN = 2048
 _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
            "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
 
@@ -164,7 +171,7 @@ READ_KEYS = frozenset({
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
     "max_seq_len", "model_max_length", "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
     "moe_topk", "num_shared_expert", "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "block_configs",
-    "thinker_config",
+    "thinker_config", "n_embed",
 })
 
 
@@ -246,6 +253,7 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     latent_cache = shape.mla is not None and text_type not in _PER_HEAD_KV_LOW_RANK_TYPES
     total, active = count_params(shape)
     quant = read_quantization(config, text_cfg, modelopt, file, b.notes, _layer_parts(shape))
+    max_len, max_len_assumed = _max_len(b)
     file_quant = (read_quantization_file(quant_file[0], quant_file[1], b.notes, _layer_parts(shape))
                   if quant_file and quant is None else None)
     counts = {kind: mixers.count(kind) for kind in ("full", "sliding", "chunked", "linear", "none")}
@@ -260,7 +268,8 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         head_dim=shape.head_dim,
         intermediate_size=shape.intermediate,
         vocab_size=shape.vocab,
-        max_position_embeddings=_max_len(b),
+        max_position_embeddings=max_len,
+        max_len_assumed=max_len_assumed,
         rope_scaling=_rope_scaling(f),
         original_max_position_embeddings=f.int("original_max_position_embeddings"),
         tie_word_embeddings=shape.tied,
@@ -418,7 +427,8 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ff
         mamba_conv_bias=f.bool("use_conv_bias", default=True),
         mixers=tuple(mixers),
         ffns=tuple(ffns),
-        extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0),
+        extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0)
+        + (2 * hidden if t == "bloom" else 0),  # BLOOM's word_embeddings_layernorm (weight and bias)
     )
     return shape
 
@@ -446,11 +456,16 @@ def _rope_scaling(f: Fields) -> Optional[RopeScaling]:
     return None
 
 
-def _max_len(b: _Build) -> int:
-    """The longest sequence vLLM derives from config.json: the smallest of the length keys it reads. The original
-    Qwen writes seq_length (its training length) beside max_position_embeddings; Qwen-14B's 2048 is below its
-    8192, and vLLM takes 2048."""
+def _max_len(b: _Build) -> tuple[int, bool]:
+    """The longest sequence vLLM derives from config.json: the smallest of the length keys it reads (the original
+    Qwen writes seq_length, its training length, beside max_position_embeddings; Qwen-14B's 2048 is below its
+    8192, and vLLM takes 2048); and whether vLLM found none and assumed one."""
     f = b.f
+    if b.text_type in _NO_LENGTH_TYPES and not f.has("max_position_embeddings") and not any(
+            f.data.get(k) is not None for k in _MAX_LEN_KEYS):
+        b.notes.append(f"config.json names no length (its family has none: ALiBi): vLLM assumes "
+                       f"{_VLLM_ASSUMED_MAX_LEN} and takes any --max-model-len as given.")
+        return _VLLM_ASSUMED_MAX_LEN, True
     length = f.req("max_position_embeddings")
     for key in _MAX_LEN_KEYS:
         other = f.int(key) if f.data.get(key) is not None else None
@@ -462,7 +477,7 @@ def _max_len(b: _Build) -> int:
     if override is not None and override > length:
         b.notes.append(f"model_max_length {override} overrides the smaller length keys ({length}), as vLLM reads it.")
         length = override
-    return length
+    return length, False
 
 
 def _falcon_shape(b: _Build, layers: int) -> Shape:
@@ -529,6 +544,8 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
         return f.req("intermediate_size_mlp")
     if t in ("gpt2", "gptj", "gpt_bigcode"):
         return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP, GPTBigMLP)
+    if t == "bloom":
+        return 4 * hidden  # BloomMLP: dense_h_to_4h / dense_4h_to_h (vllm/model_executor/models/bloom.py @ v0.32.0)
     if t == "qwen":
         # the original Qwen's config gives w1 and w2 together: QWenMLP gets intermediate_size // 2 for each of its
         # gate, up and down matrices (vllm/model_executor/models/qwen.py @ v0.18.0)

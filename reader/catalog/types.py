@@ -193,6 +193,9 @@ class ModelSpec(_Strict):
     intermediate_size: int = Field(gt=0)
     vocab_size: int = Field(gt=0)
     max_position_embeddings: int = Field(gt=0)
+    # Added: config.json names no length (BLOOM): vLLM assumes max_position_embeddings' 2048 and takes any
+    # --max-model-len as given, so no maximum is checked
+    max_len_assumed: bool = False
     # Added: what vLLM's maximum length also reads (reader/config/max_len.py): the RoPE scaling, and the
     # top-level original_max_position_embeddings a LongRoPE checkpoint (Phi-3 128k) defaults to.
     rope_scaling: Optional[RopeScaling] = None

@@ -208,7 +208,7 @@ def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         "model.num_attention_heads": m.num_attention_heads, "model.num_key_value_heads": m.num_key_value_heads,
         "model.queries_per_kv": m.num_attention_heads // m.num_key_value_heads,
         "model.head_dim": m.head_dim, "model.max_position_embeddings": m.max_position_embeddings,
-        "model.derived_max_len": derived_max_len(m, r.version_tuple),
+        "model.derived_max_len": None if m.max_len_assumed else derived_max_len(m, r.version_tuple),
         "model.vocab_size": m.vocab_size, "model.is_moe": m.moe is not None, "model.is_mla": m.mla is not None,
         "model.is_multimodal": m.is_multimodal, "model.has_sliding_window": m.layer_kinds.sliding > 0,
         "model.is_hybrid": m.layer_kinds.linear > 0, "model.num_experts": m.moe.num_experts if m.moe else 0,

@@ -42,6 +42,9 @@ def derived_max_len(model: ModelSpec, version: VersionTuple) -> int:
 def default_max_len(model: ModelSpec, version: VersionTuple) -> tuple[int, str]:
     """max_model_len when the user gives none, and why."""
     derived = derived_max_len(model, version)
+    if model.max_len_assumed:
+        return derived, (f"vLLM's assumption for a config.json that names no length ({derived:,}; "
+                         "_get_and_verify_max_len, vllm/config/model.py)")
     rope = model.rope_scaling
     if rope is not None and rope.type == "longrope" and model.original_max_position_embeddings:
         return (model.original_max_position_embeddings,

@@ -317,3 +317,16 @@ def test_an_omni_model_is_read_from_its_thinkers_text_config_the_part_vllm_serve
     trimmed = trim_config(config)
     assert "talker_config" not in trimmed and trimmed["thinker_config"]["text_config"]["hidden_size"] == 3584
     assert trimmed["thinker_config"]["vision_config"] == {"model_type": "qwen2_5_omni_vision_encoder"}
+
+
+def test_bloom_is_read_by_its_own_key_names_and_counts_the_published_parameters_exactly():
+    spec = get_model("bigscience/bloom")
+    assert (spec.num_hidden_layers, spec.hidden_size, spec.num_key_value_heads) == (70, 14336, 112)
+    assert spec.params_total == 176_247_271_424  # the model card's figure, word_embeddings_layernorm included
+
+
+
+def test_a_family_with_no_length_gets_vllms_assumed_2048():
+    spec = get_model("bigscience/bloom")
+    assert spec.max_position_embeddings == 2048 and spec.max_len_assumed
+    assert "vLLM assumes 2048" in spec.notes

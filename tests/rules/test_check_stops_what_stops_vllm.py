@@ -214,3 +214,13 @@ def test_the_file_beside_config_json_sizes_the_weights_once_quantization_makes_v
     read = resolve_weight_format(spec, "gptq", "bfloat16", gpu)
     assert read.method == "gptq" and read.attn_bits == pytest.approx(4 + 16 / 128 + 4 / 128)
     assert resolve_weight_format(spec, None, "bfloat16", gpu).method is None  # unread: 16-bit weights
+
+
+def test_a_model_whose_config_names_no_length_takes_any_max_model_len_as_vllm_does(tmp_path):
+    # BLOOM (ALiBi) has no length key: vLLM assumes 2048 and accepts a longer --max-model-len without checking it
+    report = check_text(tmp_path, "vllm serve bigscience/bloom --tensor-parallel-size 8 --max-model-len 8192\n",
+                        version="0.32.0", gpu="H100")
+    assert report.summary.exit_code == 0 and not fired(report, "error")
+    llama = check_text(tmp_path, "vllm serve meta-llama/Llama-2-7b-hf --max-model-len 8192\n", version="0.32.0",
+                       gpu="H100")
+    assert "VR402" in fired(llama, "error")  # a model that names its length still has it checked
