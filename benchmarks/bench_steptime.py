@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from reader.batch import StepBatch
-from reader.calibration.fit_steps import load_steps, shape_model
+from reader.fitting.fit_steps import load_steps, shape_model
 from reader.calibration.profile import default_calibration
 from reader.capacity.steptime import StepTimeModel
 from reader.catalog.load import get_gpu

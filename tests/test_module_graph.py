@@ -1,5 +1,6 @@
 """The stages import downwards only (tools/module_graph.py: load -> resolve -> check / capacity -> simulate ->
-diagnose -> plan -> render -> commands; calibration beside capacity, never imported by capacity/ or config/).
+diagnose -> plan -> render -> commands; calibration's profiles beside capacity, never imported by capacity/ or
+config/; the fitting that writes them, reader/fitting, beside plan, above the simulator and diagnosis it replays).
 The upward imports that remain are listed here, each by file and imported package, with why it is still there:
 a new one fails, and one that is mended must leave the list, so it only shrinks."""
 from __future__ import annotations
@@ -7,21 +8,6 @@ from __future__ import annotations
 from module_graph import edges, upward
 
 REMAINING = {
-    # calibration fits against the simulator, logs and the diagnosis's trial runner: its fitting modules sit above
-    # them while its profiles (profile.py) are a provider the commands and the pipeline read
-    ("reader/calibration/bench.py", "sim"),
-    ("reader/calibration/fit_bench.py", "diagnose"),
-    ("reader/calibration/fit_bench.py", "pipeline"),
-    ("reader/calibration/fit_bench.py", "sim"),
-    ("reader/calibration/fit_log.py", "logs"),
-    ("reader/calibration/fit_log.py", "pipeline"),
-    ("reader/calibration/fit_memory.py", "logs"),
-    ("reader/calibration/fit_memory.py", "pipeline"),
-    ("reader/calibration/log_match.py", "logs"),
-    ("reader/calibration/published.py", "diagnose"),
-    ("reader/calibration/published.py", "sim"),
-    ("reader/calibration/run_published.py", "pipeline"),
-    ("reader/calibration/run_published.py", "sim"),
     # a vLLM log is one of the forms a launch is read from (logs/form.py), and Deployment carries its reading
     ("reader/config/find.py", "logs"),
     ("reader/config/model.py", "logs"),

@@ -3,7 +3,7 @@
 
 Usage: python tools/fit_memory_terms.py [--write]
 Reads fixtures/logs/public/INDEX.yaml (entries with a `fit` section), fits the estimates named in
-reader/calibration/fit_memory.py DEFAULT_FREE, prints each log's error before and after and per release
+reader/fitting/fit_memory.py DEFAULT_FREE, prints each log's error before and after and per release
 (before: the single 0.45 GiB per GPU the capacity model shipped before the first fit; held out: each log
 predicted by a fit that did not see it), and with --write puts
 the fitted values, with their sources, into reader/capacity/data/vllm_memory.yaml.
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reader.calibration.fit_memory import (DEFAULT_FREE, FREE, by_release, corpus_cases, evaluate,  # noqa: E402
+from reader.fitting.fit_memory import (DEFAULT_FREE, FREE, by_release, corpus_cases, evaluate,  # noqa: E402
                                            fit, leave_one_out, median_abs_error, prepare)
 from reader.logs.reading import GIB  # noqa: E402
 
@@ -120,8 +120,8 @@ def readme_with(text: str, run: Run) -> str:
 
 def own_terms_errors(cases) -> list[float]:
     """Each log's available KV memory predicted with the memory terms of that deployment's own log."""
-    from reader.calibration.fit_log import deployment_terms
-    from reader.calibration.fit_memory import resolved_case
+    from reader.fitting.fit_log import deployment_terms
+    from reader.fitting.fit_memory import resolved_case
 
     out = []
     for prepared in cases:

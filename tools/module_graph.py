@@ -26,6 +26,7 @@ STAGE = {
     "sim": 4, "evidence": 4, "logs": 4, "observe": 4,  # what a run did: simulated, logged or scraped
     "pipeline": 5,  # glue from a resolved deployment to the capacity model's and the simulator's inputs
     "diagnose": 6, "plan": 7,
+    "fitting": 7,  # calibrate: replays the simulator, the diagnosis's scenarios and logs to fit a profile
     "render": 8,
     "commands": 9, "cli": 10, "entry": 10, "__main__": 10,
 }

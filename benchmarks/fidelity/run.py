@@ -26,7 +26,7 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from reader.calibration.published import ASSUMED, PublishedRun, Replayed, read_published, replay  # noqa: E402
+from reader.fitting.published import ASSUMED, PublishedRun, Replayed, read_published, replay  # noqa: E402
 
 DEV_SPLIT = ROOT / "fixtures" / "gpu" / "silicon" / "vllm_silicon_dev.csv"
 AIC = ROOT / "fixtures" / "gpu" / "silicon" / "aiconfigurator_0.12.0_dev.json"

@@ -44,7 +44,7 @@ _TRIAL: dict[str, float] = {}
 
 def estimate(name: str) -> Fact:
     if name in _TRIAL:
-        return Fact(_TRIAL[name], "trial value of a fit (reader/calibration/fit_memory.py)")
+        return Fact(_TRIAL[name], "trial value of a fit (reader/fitting/fit_memory.py)")
     row = _table()["estimates"][name]
     return Fact(row["value"], row["source"])
 

@@ -72,7 +72,7 @@ def calibrate_command(inputs: list[str], bench: list[str], hold_out: list[str], 
                       logs: Optional[list[str]] = None, published: Optional[str] = None) -> str:
     """Fit and write the profile, with a progress line on stderr while a bench fit runs (on a terminal only: logs
     and CI stay quiet); what to print."""
-    from ..calibration.run import fit_profile
+    from ..fitting.run import fit_profile
     from ..errors import ReaderError
     from ..render.progress import ProgressLine
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from reader.calibration.fit_bench import Setup, setup
+from reader.fitting.fit_bench import Setup, setup
 from reader.calibration.profile import CalibrationProfile
 from reader.calibration.select import standin_gpu
 from reader.config.from_cli import load_options

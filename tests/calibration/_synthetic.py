@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reader.calibration.fit_bench import setup
+from reader.fitting.fit_bench import setup
 from reader.calibration.profile import DeviceStandIn
 from reader.calibration.select import standin_gpu
 from reader.config.from_cli import load_options

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reader.calibration.bench import read_bench, sim_metric, workload
+from reader.fitting.bench import read_bench, sim_metric, workload
 from reader.errors import ReaderError
 
 from ._synthetic import write

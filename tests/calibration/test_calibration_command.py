@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reader.calibration import fit_bench
+from reader.fitting import fit_bench
 from reader.calibration.profile import load_profile
 from reader.errors import ReaderError
 

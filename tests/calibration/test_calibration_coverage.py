@@ -1,12 +1,12 @@
-"""What the fitted loads can tell apart (reader/calibration/coverage.py): the profile says when the bench set
+"""What the fitted loads can tell apart (reader/fitting/coverage.py): the profile says when the bench set
 cannot split a prefill's fixed cost from its cost per prompt token, or cannot see batching at all."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from reader.calibration.bench import read_bench
-from reader.calibration.coverage import coverage_warnings, open_loop_warnings, repeated_prompt_warnings
+from reader.fitting.bench import read_bench
+from reader.fitting.coverage import coverage_warnings, open_loop_warnings, repeated_prompt_warnings
 from reader.calibration.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]

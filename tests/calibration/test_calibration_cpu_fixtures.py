@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reader.calibration.bench import read_bench
-from reader.calibration.fit_bench import predict, replays
+from reader.fitting.bench import read_bench
+from reader.fitting.fit_bench import predict, replays
 from reader.calibration.profile import load_profile
 
 from live.bench_loads import STEPS

@@ -1,13 +1,13 @@
 """What a result says about how its client received the engine's output: streams read at once, and closed
-loops whose completions arrived in bunches (reader/calibration/delivery.py), said in the profile."""
+loops whose completions arrived in bunches (reader/fitting/delivery.py), said in the profile."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from reader.calibration.bench import read_bench
-from reader.calibration.delivery import bunched_waves, delivery_warnings
+from reader.fitting.bench import read_bench
+from reader.fitting.delivery import bunched_waves, delivery_warnings
 from reader.calibration.profile import load_profile
 from reader.calibration.select import use_of
 from reader.render.calibration_view import calibration_line

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reader.calibration.bench import read_bench
-from reader.calibration.fit_bench import compare, fit, predict, replays, setup
+from reader.fitting.bench import read_bench
+from reader.fitting.fit_bench import compare, fit, predict, replays, setup
 
 from ._synthetic import TRUTH, resolved_cpu, write
 

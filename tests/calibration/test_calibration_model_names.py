@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reader.calibration.bench import read_bench
-from reader.calibration.fit_bench import check_model
+from reader.fitting.bench import read_bench
+from reader.fitting.fit_bench import check_model
 from reader.calibration.profile import DeviceStandIn
 from reader.calibration.select import standin_gpu
 from reader.config.from_cli import load_options

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from reader.calibration import fit_bench
-from reader.calibration.bench import read_bench
+from reader.fitting import fit_bench
+from reader.fitting.bench import read_bench
 from reader.render.progress import ProgressLine
 
 from ._synthetic import resolved_cpu, write

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reader.calibration.bench import read_bench
-from reader.calibration.coverage import saturating
-from reader.calibration.fit_bench import check_model, predict, replays
+from reader.fitting.bench import read_bench
+from reader.fitting.coverage import saturating
+from reader.fitting.fit_bench import check_model, predict, replays
 from reader.calibration.profile import load_profile
 
 from live.bench_loads import SATURATION

@@ -11,7 +11,7 @@ from statistics import median
 import pytest
 
 from reader.calibration.profile import PUBLISHED_DIR, read_profile
-from reader.calibration.published import read_published, replay
+from reader.fitting.published import read_published, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "fixtures" / "gpu" / "silicon" / "vllm_silicon_dev.csv"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from reader.calibration import fit_published
-from reader.calibration.fit_published import Case, fit, response_delay_s, surrogate
-from reader.calibration.optimize import Free
+from reader.fitting import fit_published
+from reader.fitting.fit_published import Case, fit, response_delay_s, surrogate
+from reader.fitting.optimize import Free
 from reader.calibration.profile import default_profile
-from reader.calibration.published import PublishedRun, read_published, resolve_run
+from reader.fitting.published import PublishedRun, read_published, resolve_run
 from reader.errors import ReaderError
 from reader.pipeline import step_time_model
 
@@ -110,7 +110,7 @@ def test_a_free_term_needs_runs_that_show_it():
 def test_the_measured_phase_starts_with_every_client_sending_at_once_then_spreads():
     """AIPerf measures after its warm-up has drained: the first wave leaves together, later requests leave as a
     Poisson stream from when the clients are free again (published.ASSUMED, 'send schedule')."""
-    from reader.calibration.published import profiling_phase
+    from reader.fitting.published import profiling_phase
     from reader.sim.api import load_workload, make_workload
 
     run = _run(2, 8, 1024, 512)
@@ -128,7 +128,7 @@ def test_the_steady_stream_starts_once_the_first_wave_has_finished_and_never_lea
     """A stream started before the first wave is done queues behind the busy clients and leaves in lock-step
     bunches as the wave finishes (16 clients of 1,024 x 1,024: bunches of 8 sent in the same instant, their
     prompts sharing one step). Started as the wave ends, at most the clients one step frees leave together."""
-    from reader.calibration.published import replay_scenario
+    from reader.fitting.published import replay_scenario
 
     run = _run(2, 16, 1024, 256)
     result = replay_scenario(run, resolve_run(run)).run(keep_requests=True)
@@ -141,7 +141,7 @@ def test_the_steady_stream_starts_once_the_first_wave_has_finished_and_never_lea
 
 
 def test_a_wave_that_would_not_start_has_no_replay():
-    from reader.calibration.published import replay
+    from reader.fitting.published import replay
 
     big = PublishedRun(**{**_run(1, 4, 1024, 128).__dict__, "model": "meta-llama/Llama-3.1-405B",
                           "source_model": "meta-llama/Llama-3.1-405B"})
@@ -195,7 +195,7 @@ def test_a_moe_layers_fixed_time_is_paid_once_per_moe_layer_per_step():
 
 def test_a_profile_named_by_its_path_is_the_one_replayed(tmp_path):
     from reader.calibration.profile import PUBLISHED_DIR, load_profile
-    from reader.calibration.published import replay
+    from reader.fitting.published import replay
 
     run = _run(2, 4, 1024, 512)
     slow = load_profile(PUBLISHED_DIR / "h100-sxm.yaml")

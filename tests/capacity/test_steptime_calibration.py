@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reader.calibration.fit_steps import FREE, load_steps, predict_all
+from reader.fitting.fit_steps import FREE, load_steps, predict_all
 from reader.calibration.profile import DEFAULT_PROFILE, load_profile
 from reader.calibration.profile import default_calibration
 from reader.catalog.load import get_gpu

@@ -7,7 +7,7 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
   16 in flight), open-loop request rates, short (256) and long (1,024, chunked by the 512-token budget)
   prompts, and mixed lengths. Its FIT half holds one request at a time at both prompt lengths (c1-short,
   c1-long): only that pair tells a prefill's fixed cost from its cost per prompt token
-  (reader/calibration/coverage.py). Until 2026-12-02 c4-long was fitted and c1-long held out; that fit
+  (reader/fitting/coverage.py). Until 2026-12-02 c4-long was fitted and c1-long held out; that fit
   predicted the lone 1,024-token prompt 55% slow (README, "The proof on a real engine").
 - SATURATION (fixtures/calibration/cpu-tiny-saturation, issue 25): the benchmarks users run to find a
   server's ceiling, on the issue's deployment (served as `tiny`, 32 sequences, 1,024-token budget): open
@@ -19,7 +19,7 @@ Shared by the fixture recorder (tools/record_bench_fixtures.py) and the live tes
   has the issue's 30 requests/s of 256-token outputs and of mixed prompts, both past what the server
   delivers once every prompt is computed, and 15 requests/s below it. Until 2026-12-03 r15-out256 was
   fitted and r45-out256 held out; that fit predicted the issue's load +30% in TTFT P50, this one +16%
-  (reader/calibration/coverage.py open_loop_warnings).
+  (reader/fitting/coverage.py open_loop_warnings).
 
 A profile is fitted on a set's FIT loads and predicts its HELD_OUT loads. Every load uses the random dataset
 under `--seed 0`, which draws the same prompts for the same seed and lengths, so the recorder and the live test

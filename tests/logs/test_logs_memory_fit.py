@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reader.calibration.fit_memory import DEFAULT_FREE, corpus_cases, evaluate, fit, median_abs_error, prepare
+from reader.fitting.fit_memory import DEFAULT_FREE, corpus_cases, evaluate, fit, median_abs_error, prepare
 from reader.capacity.behaviour import estimate
 
 PUBLIC = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "public"
@@ -39,14 +39,14 @@ def test_the_shipped_values_are_the_fit_of_today(cases):
 
 
 def _deployment(name: str):
-    from reader.calibration.fit_memory import resolved_case
+    from reader.fitting.fit_memory import resolved_case
 
     case = next(c for c in corpus_cases(PUBLIC / "INDEX.yaml") if c.file == name)
     return resolved_case(case, PUBLIC)[0], [(name, (PUBLIC / name).read_text())]
 
 
 def test_a_deployments_own_terms_are_what_its_log_printed():
-    from reader.calibration.fit_log import deployment_terms
+    from reader.fitting.fit_log import deployment_terms
     from reader.calibration.profile import CalibrationProfile, default_profile
 
     resolved, logs = _deployment("vllm-pr10511_llama3-8b_h100_tp1.log")
@@ -61,7 +61,7 @@ def test_a_deployments_own_terms_are_what_its_log_printed():
 
 
 def test_where_a_log_prints_only_the_kv_memory_non_torch_is_solved_from_it():
-    from reader.calibration.fit_log import deployment_terms
+    from reader.fitting.fit_log import deployment_terms
 
     # gpt-oss-120b on an H100, vLLM 0.11.0: no profiler breakdown; the default estimates miss the KV memory by 16%
     resolved, logs = _deployment("vllm-27508_gpt-oss-120b_h100_util095_mnbt1024.log")
@@ -72,7 +72,7 @@ def test_where_a_log_prints_only_the_kv_memory_non_torch_is_solved_from_it():
 
 
 def test_a_file_that_is_not_a_log_is_refused():
-    from reader.calibration.fit_log import deployment_terms
+    from reader.fitting.fit_log import deployment_terms
     from reader.errors import ReaderError
 
     resolved, _ = _deployment("vllm-pr10511_llama3-8b_h100_tp1.log")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..errors import ReaderError
-from .profile import CalibrationProfile, DeviceStandIn, write_profile
+from ..calibration.profile import CalibrationProfile, DeviceStandIn, write_profile
 
 
 @dataclass
@@ -107,7 +107,7 @@ def _resolve_config(config: str, device_kind: str, device_memory_gib: Optional[f
     from ..config.load import load_deployment
     from ..config.resolve import resolve
     from .fit_bench import DEVICE_START
-    from .select import standin_gpu
+    from ..calibration.select import standin_gpu
 
     options = load_options(vllm_version, gpu, None, model, None, set_values, pick, usage_context)
     deployment = load_deployment(config, options)
@@ -145,7 +145,7 @@ def _step_times_not_fitted(resolved: Any, config: str, name: str, command: str, 
     profile's (so the step times are what they are without a profile), and a device the catalog lacks is refused:
     only bench results measure it."""
     from .fit_bench import fitted_on
-    from .profile import Coefficient, default_profile
+    from ..calibration.profile import Coefficient, default_profile
 
     gpu = resolved.require_gpu()
     if gpu.vendor == "other":
@@ -162,6 +162,6 @@ def _step_times_not_fitted(resolved: Any, config: str, name: str, command: str, 
 def _memory_terms(resolved: Any, logs: list[str]) -> Any:
     """The deployment's memory terms, learned from its start-up logs (reader/calibration/fit_log.py)."""
     from .fit_log import deployment_terms
-    from .profile import read_input
+    from ..calibration.profile import read_input
 
     return deployment_terms(resolved, [(path, read_input(path, "the log")) for path in logs])

@@ -37,7 +37,7 @@ from ..batch import StepBatch
 from ..capacity.coefficients import StepTimeCoefficients
 from ..errors import ReaderError
 from .optimize import Free, minimize
-from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, source_file
+from ..calibration.profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, source_file
 from .published import PublishedRun
 
 # The search's loss per run and metric: pseudo-Huber on the log error, quadratic only within about 5% and like

@@ -7,7 +7,7 @@ from typing import Optional
 from ..errors import ReaderError
 from .fit_published import (Case, corrected, fit, free_terms, held, profile_of, report, require_runs,
                             response_delay_s, surrogate, unfitted)
-from .profile import CalibrationProfile, default_profile
+from ..calibration.profile import CalibrationProfile, default_profile
 from .published import PublishedRun, read_published, replay, resolve_run
 
 MAX_CONCURRENCY = 64  # beyond it the runs' unknown caps (max_num_seqs, KV cache) decide more than step times
@@ -44,7 +44,7 @@ def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> Calibr
 
 def _shipped_values(gpu_id: str) -> dict[str, float]:
     """The fitted values of the GPU type's shipped published-runs profile, where one exists: a refit starts there."""
-    from .profile import DEFAULT_PROFILE, read_profile, shipped_profile_path
+    from ..calibration.profile import DEFAULT_PROFILE, read_profile, shipped_profile_path
 
     path = shipped_profile_path(gpu_id)
     if path == DEFAULT_PROFILE:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ReaderError
-from .profile import read_input
+from ..calibration.profile import read_input
 
 GPU_OF = {"h100_sxm": "H100-SXM", "h200_sxm": "H200-SXM", "b200_sxm": "B200", "b300_sxm": "B300",
           "a100_sxm": "A100-80GB-SXM", "l40s": "L40S"}
@@ -237,7 +237,7 @@ def resolve_run(run: PublishedRun, calibration=None, calibration_path: Optional[
     from ..config.resolve import resolve
 
     if calibration is None and calibration_path:
-        from .profile import load_profile
+        from ..calibration.profile import load_profile
         calibration = load_profile(calibration_path)
     options = LoadOptions(vllm_version=run.release, gpu=run.gpu, gpu_count=run.gpus)
     return resolve(load_command_line(run.command(), options), calibration=calibration,

@@ -40,7 +40,7 @@ from .coverage import (coverage_warnings, front_end_warnings, open_loop_warnings
                        saturating)
 from .delivery import delivery_warnings
 from .optimize import Free, SearchResult, line_search, minimize
-from .profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
+from ..calibration.profile import (CalibrationProfile, Coefficient, DeviceStandIn, FitPoint, FitReport, FittedOn, MetricError,
                       default_profile, source_file)
 
 Progress = Callable[[str, int, int], None]  # (stage, replays so far, replays running): render/progress.py
@@ -114,7 +114,7 @@ class Setup:
         coefficients = self.base.replace(**{k: v for k, v in values.items() if not k.startswith("device.")})
         if self.device is None:
             return coefficients, self.resolved.require_gpu()
-        from .select import standin_gpu
+        from ..calibration.select import standin_gpu
 
         device = self.device.model_copy(update={k.split(".", 1)[1]: v for k, v in values.items()
                                                 if k.startswith("device.")})
@@ -345,7 +345,7 @@ def check_model(r: Any, results: Sequence[BenchResult]) -> Optional[str]:
 
 
 def fitted_on(r: Any, config: str) -> FittedOn:
-    from .select import shape_of, target_of
+    from ..calibration.select import shape_of, target_of
 
     t = target_of(r)
     return FittedOn(device=t.device, device_in_catalog=r.require_gpu().vendor != "other", model=t.model,

@@ -103,7 +103,7 @@ def sim_metric(result: Any, name: str) -> Optional[float]:
 
 def read_bench(path: str | Path) -> BenchResult:
     """A result file, checked; anything that is not one is refused in one sentence naming the file."""
-    from .profile import read_input
+    from ..calibration.profile import read_input
 
     name = str(path)
     text = read_input(path, "the bench result")

@@ -30,7 +30,7 @@ from ..errors import ReaderError
 from ..logs.reading import GIB, LogReading
 from .fit_memory import logged_available
 from .log_match import check_weights, logged_run, what_it_shows
-from .profile import FitPoint, FitReport, MemoryTerm, MemoryTerms, MetricError, SourceFile, TermSettings
+from ..calibration.profile import FitPoint, FitReport, MemoryTerm, MemoryTerms, MetricError, SourceFile, TermSettings
 
 # The profile's field, the capacity model's name, and the log's figure (reader/logs/terms.py MeasuredTerms).
 TERMS = (("activation_peak_bytes", "activation_peak", "activation_peak_bytes"),

@@ -151,7 +151,7 @@ def _catalog_gpu(name: Optional[str]) -> Optional[str]:
 def _same_model_name(config: Any, path: str, log_deployment: Any, notes: list[str]) -> None:
     """The model the log names against the config's: one name (its last path part), or one shape."""
     from ..config.resolve import resolve
-    from .select import shape_of
+    from ..calibration.select import shape_of
 
     logged, model = log_deployment.model, config.require_model()
     if not logged:

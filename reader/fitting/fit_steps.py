@@ -22,7 +22,7 @@ from ..capacity.coefficients import StepTimeCoefficients
 from ..catalog.types import GpuSpec, LayerKinds, ModelSpec
 from ..errors import ReaderError
 from .optimize import Free, SearchResult, minimize
-from .profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, read_input
+from ..calibration.profile import CalibrationProfile, Coefficient, FitPoint, FitReport, FittedOn, MetricError, read_input
 
 FREE = (
     Free("gemm_compute_eff", 0.3, 1.0, 0.85),
@@ -197,7 +197,7 @@ def fitted_on(data: dict[str, Any], gpu: GpuSpec) -> FittedOn:
 
 def calibrate_steps(path: str, gpu: GpuSpec, name: str, command: str) -> CalibrationProfile:
     """The whole fit: read the file, fit, and return the profile (nothing is written here)."""
-    from .profile import source_file
+    from ..calibration.profile import source_file
 
     data = load_steps(path)
     cal, result = fit(data, gpu)
