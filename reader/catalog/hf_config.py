@@ -171,7 +171,8 @@ READ_KEYS = frozenset({
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
     "max_seq_len", "model_max_length", "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
     "moe_topk", "num_shared_expert", "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "block_configs",
-    "thinker_config", "n_embed",
+    "thinker_config", "n_embed", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v",
+    "num_kv_shared_layers", "hidden_size_per_layer_input", "vocab_size_per_layer_input", "use_double_wide_mlp",
 })
 
 
@@ -623,10 +624,28 @@ def _state_dtype(f: Fields, key: str) -> Optional[str]:
 
 
 def _unmodelled(f: Fields) -> tuple[str, ...]:
+    """What the config describes that the shape does not carry, said in every capacity report. Gemma 4's keys as
+    vLLM reads them: vllm/model_executor/models/gemma4.py @ v0.32.0."""
     out = []
     if f.has("index_head_dim"):
         out.append(f"DeepSeek sparse attention: the indexer's own key cache ({f.int('index_head_dim')} values per "
                    "token per layer) and its weights are not counted; KV figures cover the MLA latent only")
+    head, wide = f.int("head_dim"), f.int("global_head_dim")
+    if wide and head and wide != head:
+        kv = f.int("num_global_key_value_heads")
+        shared = " with K and V one tensor (attention_k_eq_v)" if f.raw("attention_k_eq_v") is True else ""
+        out.append(f"full-attention layers' own head shape ({kv or 'the same'} KV heads of {wide}{shared}) is not "
+                   f"modelled: their KV cache and projections are counted as the sliding layers' ({head} per head)")
+    shared_layers = f.int("num_kv_shared_layers", positive=False) or 0
+    if shared_layers:
+        out.append(f"KV sharing: the last {shared_layers} layers reuse earlier layers' KV cache "
+                   "(num_kv_shared_layers); it is counted for every layer, so KV capacity reads low")
+    per_layer = f.int("hidden_size_per_layer_input", positive=False) or 0
+    if per_layer:
+        rows = f.int("vocab_size_per_layer_input") or f.req("vocab_size")
+        table = rows * per_layer * f.req("num_hidden_layers")
+        out.append(f"per-layer embeddings: a {rows:,} x {per_layer} table per layer ({table / 1e9:.2f}B parameters) and "
+                   "its projections are not counted in the weights")
     return tuple(out)
 
 

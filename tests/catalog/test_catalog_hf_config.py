@@ -330,3 +330,17 @@ def test_a_family_with_no_length_gets_vllms_assumed_2048():
     spec = get_model("bigscience/bloom")
     assert spec.max_position_embeddings == 2048 and spec.max_len_assumed
     assert "vLLM assumes 2048" in spec.notes
+
+
+def test_gemma_4_parts_the_shape_does_not_carry_are_said_not_silently_dropped(tmp_path):
+    # the keys of Gemma 4's E-models (gemma-4-E2B-it): full layers with their own head size, KV shared by the last
+    # layers, per-layer embeddings; each would move memory by GiBs, so each is named in every capacity report
+    text = {"model_type": "gemma4_text", "hidden_size": 1536, "intermediate_size": 6144, "num_attention_heads": 8,
+            "num_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "num_hidden_layers": 35,
+            "vocab_size": 262144, "max_position_embeddings": 131072, "sliding_window": 512,
+            "num_kv_shared_layers": 20, "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144}
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gemma4", "text_config": text}))
+    notes = " ".join(read_model_path(tmp_path).unmodelled)
+    assert "heads of 512" in notes and "last 20 layers" in notes and "2.35B parameters" in notes
+    # the catalog's 31B keeps the keys through its trimmed config: 4 KV heads of 512 on its full layers
+    assert "4 KV heads of 512" in get_model("nvidia/Gemma-4-31B-IT-NVFP4").unmodelled[0]
