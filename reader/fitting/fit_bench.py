@@ -170,11 +170,9 @@ def predict(replays_: Sequence[Replay], s: Setup, values: dict[str, float]) -> l
     stm = step_time_model(s.resolved, coefficients=coefficients, gpu=gpu, table_tokens=s.table_tokens)
     out = []
     for rp in replays_:
-        sim = simulate(rp.scenario.settings, rp.scenario.workload, stm, mode="chunked", seed=rp.scenario.seed,
-                       overhead_s=coefficients.host_overhead_s, front_end_s=coefficients.front_end_s,
-                       front_end_token_s=coefficients.front_end_token_s,
-                       api_servers=rp.scenario.host_times["api_servers"], idle_wake_s=coefficients.idle_wake_s,
-                       max_points=2)
+        # the scenario under the trial's step-time model: its host times are the ones a diagnosis replays with
+        sc = replace(rp.scenario, step_time=stm)
+        sim = simulate(sc.settings, sc.workload, stm, mode="chunked", seed=sc.seed, max_points=2, **sc.host_times)
         out.append({m: v for m in metric_names() if (v := sim_metric(sim, m)) is not None})
     return out
 
