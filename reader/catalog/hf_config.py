@@ -143,6 +143,13 @@ _POOLING_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "de
                   "nomic_bert", "modernbert", "new", "gte", "jina_bert", "camembert", "albert"}
 _POOLING_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "ForMaskedLM",
                      "ForQuestionAnswering", "ForRewardModel", "ForEmbedding", "EmbeddingModel")
+# Bare base-model architectures vLLM serves only as embedding models (in _EMBEDDING_MODELS and in no generation
+# list: vllm/model_executor/models/registry.py @ v0.32.0), e.g. intfloat/e5-mistral-7b-instruct's MistralModel.
+# Not every *Model is one: ChatGLMModel, Qwen2_5OmniModel and GPT2LMHeadModel generate.
+_POOLING_ARCHITECTURES = {"BertModel", "Gemma2Model", "Gemma3TextModel", "GteModel", "GteNewModel", "LlamaModel",
+                          "LlamaBidirectionalModel", "MistralModel", "ModernBertModel", "NomicBertModel", "Qwen2Model",
+                          "RobertaModel", "XLMRobertaModel", "DeepseekV3BidirectionalModel", "CLIPModel",
+                          "SiglipModel"}
 
 
 # Every key this reader reads: the shipped catalog's config.json files are trimmed to these (and a
@@ -343,7 +350,8 @@ def _refuse_unmodelled(config: Mapping[str, Any], model_type: str, archs: list[s
             f"{what} shares each layer's KV cache with the next {config['cla_share_factor'] - 1} (cross-layer "
             "attention, use_cla); vllm-reader does not model that sharing, so its KV cache would be counted "
             "wrong.", file=file, key="use_cla")
-    if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) for a in archs)):
+    if model_type in _POOLING_TYPES or (archs and all(a.endswith(_POOLING_SUFFIXES) or a in _POOLING_ARCHITECTURES
+                                                      for a in archs)):
         raise ReaderError(
             f"{what} is a pooling (embedding or classification) model; vLLM serves it without generation, "
             "which vllm-reader does not model.", file=file, key="architectures" if archs else "model_type")

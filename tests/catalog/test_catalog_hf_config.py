@@ -344,3 +344,17 @@ def test_gemma_4_parts_the_shape_does_not_carry_are_said_not_silently_dropped(tm
     assert "heads of 512" in notes and "last 20 layers" in notes and "2.35B parameters" in notes
     # the catalog's 31B keeps the keys through its trimmed config: 4 KV heads of 512 on its full layers
     assert "4 KV heads of 512" in get_model("nvidia/Gemma-4-31B-IT-NVFP4").unmodelled[0]
+
+
+def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refused_as_pooling(tmp_path):
+    # intfloat/e5-mistral-7b-instruct: a Mistral shape under MistralModel, which vLLM registers as an embedding model
+    config = {"model_type": "mistral", "architectures": ["MistralModel"], "hidden_size": 4096, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+              "max_position_embeddings": 32768}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ReaderError) as err:
+        read_model_path(tmp_path)
+    assert "pooling" in str(err.value)
+    config["architectures"] = ["MistralForCausalLM"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert read_model_path(tmp_path).num_hidden_layers == 32
