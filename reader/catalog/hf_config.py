@@ -76,6 +76,9 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size",
                 "vocab_size": "padded_vocab_size", "max_position_embeddings": "seq_length"},
     "nemotron_h": {"head_dim": "attention_head_dim"},
+    # EXAONE 3.x's remote-code ExaoneConfig maps num_hidden_layers to num_layers (vLLM's exaone.py reads
+    # config.num_hidden_layers @ v0.32.0)
+    "exaone": {"num_hidden_layers": "num_layers"},
     # BloomConfig's attribute_map (n_layer, n_head; n_embed is read as hidden_size by BloomConfig.__init__)
     "bloom": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embed"},
     **{t: _HUNYUAN_KEY_NAMES for t in _HUNYUAN_TYPES},

@@ -358,3 +358,12 @@ def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refus
     config["architectures"] = ["MistralForCausalLM"]
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert read_model_path(tmp_path).num_hidden_layers == 32
+
+
+def test_exaone_3_names_its_layer_count_num_layers(tmp_path):
+    config = {"model_type": "exaone", "architectures": ["ExaoneForCausalLM"], "hidden_size": 4096, "num_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336,
+              "vocab_size": 102400, "max_position_embeddings": 32768, "tie_word_embeddings": False}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    spec = read_model_path(tmp_path)
+    assert spec.num_hidden_layers == 32 and round(spec.params_total / 1e9, 1) == 7.8  # EXAONE-3.5-7.8B's shape
