@@ -17,7 +17,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `version`, `engine`, `entry_point`, `form` | vLLM release (tag), "v0"/"v1", "vllm serve"/"api_server", the file form |
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
 | `model.source`, `model.resolved_id`, `model.inferred_from`, `model.assumption`, `model.unresolved`, `model.problem` | how the model was resolved (reader/catalog/resolution.py): local, hf-cache, catalog, hub or name; the id inferred from a path and how; what was assumed; true with the reason when the config names a model no source had |
-| `model.known` and `model.<field>` | model facts (from its config.json, whatever the source): id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, derived_max_len (the maximum vLLM derives from it with the checkpoint's RoPE scaling, per release: reader/config/max_len.py), vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, file_quantization and quantization_file (an AutoGPTQ / AutoAWQ file beside a config.json without quantization_config, read by vLLM only under --quantization), torch_dtype, params_total, attention_chunk_size |
+| `model.known` and `model.<field>` | model facts (from its config.json, whatever the source): id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, derived_max_len (the maximum vLLM derives from it with the checkpoint's RoPE scaling, per release: reader/config/max_len.py), vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, architecture (the first of architectures), removed_architecture, last_served and removal_source (an architecture this release no longer serves: rules/flags/_removed_architectures.json), file_quantization and quantization_file (an AutoGPTQ / AutoAWQ file beside a config.json without quantization_config, read by vLLM only under --quantization), torch_dtype, params_total, attention_chunk_size |
 | `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
 | `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .flagtable import flag_table, registry_for
+from .flagtable import flag_table, registry_for, removed_architecture
 from .hf_overrides import keeps_derived_max_len
 from .max_len import derived_max_len
 from .resolve import ResolvedDeployment
@@ -216,8 +216,16 @@ def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         "model.file_quantization": m.file_quantization.method if m.file_quantization else None,
         "model.quantization_file": m.quantization_file,
         "model.torch_dtype": m.torch_dtype, "model.params_total": m.params_total,
+        "model.architecture": m.architectures[0] if m.architectures else None,
         "model.attention_chunk_size": m.attention_chunk_size,
     })
+    removed = removed_architecture(m.architectures, r.version_tuple)
+    # a catalog entry kept from an older revision of its repository (verification secondary) may name an
+    # architecture the current files no longer do (tiiuae/falcon-7b's RWForCausalLM): only a file the user's
+    # launch reads, or the catalog's copy of the current one, says what vLLM will be given
+    if removed is not None and not (res is not None and res.source == "catalog" and m.verification != "primary"):
+        out.update({"model.removed_architecture": removed[0], "model.last_served": removed[1],
+                    "model.removal_source": removed[2]})
 
 
 def _gpu(r: ResolvedDeployment, out: dict[str, Any]) -> None:

@@ -121,6 +121,24 @@ def _registries() -> dict[str, Any]:
     return json.loads(path.read_text())["registries"] if path.exists() else {}
 
 
+def removed_architecture(architectures: tuple[str, ...], version: VersionTuple) -> Optional[tuple[str, str, str]]:
+    """(architecture, the last release that served it, where the release's source says so) when this release no
+    longer serves one of the model's architectures, from rules/flags/_removed_architectures.json
+    (tools/import_removed_architectures.py); None otherwise, and for a release whose table was not extracted."""
+    release = _removed_architectures().get(format_version(version))
+    for arch in architectures if release else ():
+        last = release["architectures"].get(arch)
+        if last is not None:
+            return arch, last, release["src"]
+    return None
+
+
+@lru_cache(maxsize=1)
+def _removed_architectures() -> dict[str, Any]:
+    path = data_dir("rules") / "flags" / "_removed_architectures.json"
+    return json.loads(path.read_text())["releases"] if path.exists() else {}
+
+
 @dataclass(frozen=True)
 class OptionHistory:
     option: str

@@ -224,3 +224,28 @@ def test_a_model_whose_config_names_no_length_takes_any_max_model_len_as_vllm_do
     llama = check_text(tmp_path, "vllm serve meta-llama/Llama-2-7b-hf --max-model-len 8192\n", version="0.32.0",
                        gpu="H100")
     assert "VR402" in fired(llama, "error")  # a model that names its length still has it checked
+
+
+def test_an_architecture_a_release_no_longer_serves_would_not_start_from_that_release_on(tmp_path):
+    # each release's own list (rules/flags/_removed_architectures.json): BaichuanForCausalLM appears from 0.25.0
+    # with "0.23.0" as the last release that served it
+    launch = "vllm serve baichuan-inc/Baichuan2-7B-Chat --trust-remote-code\n"
+    assert "VR611" not in fired(check_text(tmp_path, launch, version="0.23.0", gpu="H100"))
+    report = check_text(tmp_path, launch, version="0.32.0", gpu="H100")
+    finding = next(f for f in report.findings if f.rule_id == "VR611")
+    assert finding.severity == "error" and report.summary.exit_code == 1
+    assert "BaichuanForCausalLM, which vLLM served up to 0.23.0" in finding.message
+
+
+def test_a_catalog_copy_of_an_older_revision_does_not_speak_for_the_current_files(tmp_path):
+    # the catalog's tiiuae/falcon-7b is the release revision's RWForCausalLM file (secondary); the Hub's current one
+    # names FalconForCausalLM, which 0.32.0 serves. A local folder that really holds the old file is refused.
+    assert "VR611" not in fired(check_text(tmp_path, "vllm serve tiiuae/falcon-7b\n", version="0.32.0", gpu="H100"))
+    import shutil
+
+    folder = tmp_path / "falcon-7b"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models" / "tiiuae" / "falcon-7b" /
+                "config.json", folder)
+    report = check_text(tmp_path, f"vllm serve {folder}\n", version="0.32.0", gpu="H100")
+    assert "VR611" in fired(report, "error")
