@@ -86,8 +86,7 @@ def open_loop_warnings(fitted: Sequence[Any], max_num_seqs: int) -> list[str]:
     full = [r for r in fitted if saturating(r, max_num_seqs)]
     if not full or any(r.max_concurrency is None for r in full):
         return []
-    delivered = max(r.completed / r.duration_s for r in full if r.duration_s > 0) if any(
-        r.duration_s > 0 for r in full) else 0.0
+    delivered = max((r.completed / r.duration_s for r in full if r.duration_s > 0), default=0.0)
     rate = f"`--request-rate {math.ceil(OPEN_LOOP_PAST * delivered)}`" if delivered else "a `--request-rate` above it"
     return [f"The fitted results kept the server full only in closed loops (e.g. {Path(full[0].path).name}), which "
             "never send faster than the server delivers, so the fit has not seen a backlog grow while the front end "
