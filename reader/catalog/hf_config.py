@@ -655,8 +655,8 @@ def _unmodelled(f: Fields) -> tuple[str, ...]:
     if per_layer:
         rows = f.int("vocab_size_per_layer_input") or f.req("vocab_size")
         table = rows * per_layer * f.req("num_hidden_layers")
-        out.append(f"per-layer embeddings: a {rows:,} x {per_layer} table per layer ({table / 1e9:.2f}B parameters) and "
-                   "its projections are not counted in the weights")
+        out.append(f"per-layer embeddings: a {rows:,} x {per_layer} table per layer ({table / 1e9:.2f}B parameters) "
+                   "and its projections are not counted in the weights")
     return tuple(out)
 
 
@@ -696,7 +696,7 @@ def _shared_experts(f: Fields, text_type: str) -> tuple[int, Optional[int]]:
     if text_type in _HUNYUAN_TYPES:
         # one shared MLP of num_shared_expert x intermediate_size where use_mixed_mlp_moe (hunyuan_v1.py)
         mixed = f.raw("use_mixed_mlp_moe")
-        count = f.int("num_shared_expert", positive=False) or 0 if mixed else 0
+        count = (f.int("num_shared_expert", positive=False) or 0) if mixed else 0
         return (1, count * f.req("intermediate_size")) if count else (0, None)
     if f.has("n_shared_experts"):
         return f.int("n_shared_experts", positive=False) or 0, None
