@@ -313,7 +313,8 @@ DIAGNOSE = {
         "the script ends in a continuation, which bash drops; --disable-log-requests is refused at the newest release "
         "(assumed)"),
     "shell_instance-scripts_qwen.sh": ("full", {}, "", True, ""),
-    "shell_synth-data_llama3.1-405b-fp8_tp8.sh": ("full", {}, "", True, "FP8 weights from the name (VR906)"),
+    "shell_synth-data_llama3.1-405b-fp8_tp8.sh": (
+        "no-start", {}, "fbgemm_fp8 is deprecated", True, "the checkpoint's fbgemm_fp8, refused without the flag (VR412)"),
     "shell_t0-1_isambard_gemma3_tools.sh": ("full", {}, "", True, "GH200 not in the script: H100 assumed"),
     "shell_t0-1_isambard_qwen_tools.sh": (
         "no-start", {}, "max_model_len 131072 is longer than Qwen/Qwen2.5-32B-Instruct supports", True,
