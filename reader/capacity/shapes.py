@@ -266,7 +266,8 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
     vocab_local = _round_up(model.vocab_size, 64 * tp) // tp  # vLLM pads vocab to 64 per rank
     lm_head = Gemm("lm_head", h, vocab_local, wfmt.lm_head_bits)
     mixer, small = _mixer_gemms(model, tp, wfmt.mixer_bits) if model.ssm is not None else ((), 0)
-    embed = vocab_local * h + model.learned_positions * h  # learned positions are replicated
+    # learned positions are replicated; Gemma 4's per-layer input table is vocab-parallel like the embedding
+    embed = vocab_local * h + model.learned_positions * h + model.per_layer_input_params // tp
     return GpuShapes(tp, ep, nh, kvh, tuple(attn), dense, moe, lm_head, embed, wfmt, mixer, small)
 
 

@@ -285,6 +285,7 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         original_max_position_embeddings=f.int("original_max_position_embeddings"),
         tie_word_embeddings=shape.tied,
         torch_dtype=_dtype(config, data, file, b.notes),
+        torch_dtype_assumed=all(where.get(key) is None for where in (config, data) for key in ("torch_dtype", "dtype")),
         moe=moe,
         mla=shape.mla if latent_cache else None,
         low_rank_attention=None if latent_cache else shape.mla,
@@ -296,13 +297,16 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         ssm=shape.ssm,
         mlp_gated=shape.mlp_gated,
         learned_positions=shape.learned_positions,
+        per_layer_input_params=per_layer_input_params(f, shape.hidden, shape.layers),
         attn_output_gate=shape.attn_output_gate,
         norms_per_layer=shape.norms_per_layer,
         unmodelled=_unmodelled(f),
         quantization=quant,
         quantization_file=quant_file[0] if file_quant else None,
         file_quantization=file_quant,
-        is_multimodal=text_cfg is not None or "vision_config" in config,  # a thinker's text config too
+        # a thinker's text config too; Molmo's vision tower is built from fixed settings, not a vision_config
+        # (VisionBackboneConfig, vllm/model_executor/models/molmo.py @ v0.32.0)
+        is_multimodal=text_cfg is not None or "vision_config" in config or config.get("model_type") == "molmo",
         params_total=total,
         params_by_part=params_by_part(shape),
         params_active=active,
@@ -440,9 +444,23 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ff
         mixers=tuple(mixers),
         ffns=tuple(ffns),
         extra_outer=_opt_projections(b, hidden) + (f.req("vocab_size") if t in _LM_HEAD_BIAS_TYPES else 0)
-        + (2 * hidden if t == "bloom" else 0),  # BLOOM's word_embeddings_layernorm (weight and bias)
+        + (2 * hidden if t == "bloom" else 0)  # BLOOM's word_embeddings_layernorm (weight and bias)
+        + per_layer_input_params(f, hidden, layers),
     )
     return shape
+
+
+def per_layer_input_params(f: Fields, hidden: int, layers: int) -> int:
+    """Gemma 4's per-layer inputs (hidden_size_per_layer_input > 0): a table of vocab_size_per_layer_input rows,
+    each a layers x width vector, looked up by token; the projection of the embedding to the same layers x width
+    and its norm; and in every layer a gate (hidden -> width), a projection back (width -> hidden) and a norm
+    (embed_tokens_per_layer, per_layer_model_projection, per_layer_input_gate, per_layer_projection,
+    vllm/model_executor/models/gemma4.py @ v0.32.0)."""
+    width = f.int("hidden_size_per_layer_input", positive=False) or 0
+    if not width:
+        return 0
+    rows = f.int("vocab_size_per_layer_input") or f.req("vocab_size")
+    return rows * layers * width + hidden * layers * width + width + layers * (2 * hidden * width + hidden)
 
 
 _ROPE_KEYS = ("rope_scaling", "rope_parameters")  # transformers 5 renamed rope_scaling to rope_parameters
@@ -478,7 +496,9 @@ def _max_len(b: _Build) -> tuple[int, bool]:
         b.notes.append(f"config.json names no length (its family has none: ALiBi): vLLM assumes "
                        f"{_VLLM_ASSUMED_MAX_LEN} and takes any --max-model-len as given.")
         return _VLLM_ASSUMED_MAX_LEN, True
-    length = f.req("max_position_embeddings")
+    others = [k for k in _MAX_LEN_KEYS if f.data.get(k) is not None]
+    # Baichuan-13B writes model_max_length alone (ALiBi): vLLM takes the smallest key it finds, whichever
+    length = f.req("max_position_embeddings") if f.has("max_position_embeddings") or not others else f.int(others[0])
     for key in _MAX_LEN_KEYS:
         other = f.int(key) if f.data.get(key) is not None else None
         if other is not None and other < length:
@@ -558,12 +578,23 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
         return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP, GPTBigMLP)
     if t == "bloom":
         return 4 * hidden  # BloomMLP: dense_h_to_4h / dense_4h_to_h (vllm/model_executor/models/bloom.py @ v0.32.0)
-    if t == "qwen":
-        # the original Qwen's config gives w1 and w2 together: QWenMLP gets intermediate_size // 2 for each of its
-        # gate, up and down matrices (vllm/model_executor/models/qwen.py @ v0.18.0)
+    if t in ("qwen", "molmo"):
+        # the original Qwen's and Molmo's configs give gate and up together: each of the MLP's gate, up and down
+        # matrices is intermediate_size // 2 wide (QWenMLP, vllm/model_executor/models/qwen.py @ v0.18.0;
+        # LanguageModelMLP, molmo.py 567 @ v0.32.0)
         return f.req("intermediate_size") // 2
     if "dense" not in ffns and not f.has("intermediate_size"):
         return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
+    shared = f.int("num_kv_shared_layers", positive=False) or 0 if f.raw("use_double_wide_mlp") is True else 0
+    if shared:
+        # Gemma 4: the KV-shared layers' MLPs are twice as wide (Gemma4DecoderLayer, gemma4.py @ v0.32.0); the mean
+        # stands for every MLP, the same weights and FLOPs in all
+        width = f.req("intermediate_size")
+        layers = len(ffns)
+        mean = round(width * (layers + min(shared, layers)) / layers)
+        b.notes.append(f"the last {shared} layers' MLPs are twice as wide (use_double_wide_mlp: {2 * width}): "
+                       f"their mean, {mean}, stands for every MLP (the same weights and FLOPs in all).")
+        return mean
     return f.req("intermediate_size")
 
 
@@ -651,12 +682,6 @@ def _unmodelled(f: Fields) -> tuple[str, ...]:
     if shared_layers:
         out.append(f"KV sharing: the last {shared_layers} layers reuse earlier layers' KV cache "
                    "(num_kv_shared_layers); it is counted for every layer, so KV capacity reads low")
-    per_layer = f.int("hidden_size_per_layer_input", positive=False) or 0
-    if per_layer:
-        rows = f.int("vocab_size_per_layer_input") or f.req("vocab_size")
-        table = rows * per_layer * f.req("num_hidden_layers")
-        out.append(f"per-layer embeddings: a {rows:,} x {per_layer} table per layer ({table / 1e9:.2f}B parameters) "
-                   "and its projections are not counted in the weights")
     return tuple(out)
 
 
@@ -781,31 +806,9 @@ def _nas_blocks(data: Mapping[str, Any], file: str, prefix: str) -> _NasBlocks:
         raise ReaderError("expected a list of one block per layer (attention and ffn).", file=file, key=key)
     if not isinstance(hidden, int) or not isinstance(heads, int):
         raise ReaderError("hidden_size and num_attention_heads must be whole numbers.", file=file, key=key)
-    mixers, ffns, groups, widths = [], [], set(), []
-    for i, block in enumerate(blocks):
-        attn, ffn = (block.get("attention"), block.get("ffn")) if isinstance(block, dict) else (None, None)
-        if not isinstance(attn, dict) or not isinstance(ffn, dict):
-            raise ReaderError(f"block {i}: expected an object with 'attention' and 'ffn' objects.", file=file, key=key)
-        if attn.get("replace_with_linear") or ffn.get("replace_with_linear"):
-            raise ReaderError(f"block {i} replaces a sublayer with a linear layer (replace_with_linear), which vLLM's "
-                              "DeciLM model does not build.", file=file, key=key)
-        mixers.append("none" if attn.get("no_op") else "full")
-        if not attn.get("no_op"):
-            group = attn.get("n_heads_in_group")
-            if not isinstance(group, int) or group <= 0 or heads % group:
-                raise ReaderError(f"block {i}: n_heads_in_group {group!r} does not divide {heads} heads.", file=file,
-                                  key=key)
-            groups.add(group)
-        if ffn.get("no_op"):
-            ffns.append("none")
-            continue
-        ffns.append("dense")
-        mult, width = ffn.get("ffn_mult"), ffn.get("intermediate_size")
-        if isinstance(mult, (int, float)) and not isinstance(mult, bool) and mult > 0:
-            width = -(-int(2 * mult * hidden / 3) // 256) * 256
-        if not isinstance(width, int) or width <= 0:
-            raise ReaderError(f"block {i}: expected ffn_mult or intermediate_size for its MLP.", file=file, key=key)
-        widths.append(width)
+    read = [_nas_block(i, block, hidden, heads, file, key) for i, block in enumerate(blocks)]
+    groups = {group for group, _ in read if group}
+    widths = [width for _, width in read if width]
     if len(groups) > 1:
         raise ReaderError(f"attention layers differ in KV heads (n_heads_in_group {sorted(groups)}); vllm-reader "
                           "models one KV head count for every layer.", file=file, key=key)
@@ -816,7 +819,32 @@ def _nas_blocks(data: Mapping[str, Any], file: str, prefix: str) -> _NasBlocks:
         if len(set(widths)) > 1:
             note = (f"MLP widths differ by layer ({min(widths)}-{max(widths)}, from block_configs' ffn_mult): their "
                     f"mean, {flat['intermediate_size']}, stands for every MLP (the same weights and FLOPs in all).")
-    return _NasBlocks(mixers=mixers, ffns=ffns, flat=flat, note=note)
+    return _NasBlocks(mixers=["full" if group else "none" for group, _ in read],
+                      ffns=["dense" if width else "none" for _, width in read], flat=flat, note=note)
+
+
+def _nas_block(i: int, block: Any, hidden: int, heads: int, file: str, key: str) -> tuple[int, int]:
+    """(n_heads_in_group, MLP width) of one block, 0 for a sublayer that is no_op."""
+    attn, ffn = (block.get("attention"), block.get("ffn")) if isinstance(block, dict) else (None, None)
+    if not isinstance(attn, dict) or not isinstance(ffn, dict):
+        raise ReaderError(f"block {i}: expected an object with 'attention' and 'ffn' objects.", file=file, key=key)
+    if attn.get("replace_with_linear") or ffn.get("replace_with_linear"):
+        raise ReaderError(f"block {i} replaces a sublayer with a linear layer (replace_with_linear), which vLLM's "
+                          "DeciLM model does not build.", file=file, key=key)
+    group = 0
+    if not attn.get("no_op"):
+        group = attn.get("n_heads_in_group")
+        if not isinstance(group, int) or isinstance(group, bool) or group <= 0 or heads % group:
+            raise ReaderError(f"block {i}: n_heads_in_group {group!r} does not divide {heads} heads.", file=file,
+                              key=key)
+    if ffn.get("no_op"):
+        return group, 0
+    mult, width = ffn.get("ffn_mult"), ffn.get("intermediate_size")
+    if isinstance(mult, (int, float)) and not isinstance(mult, bool) and mult > 0:
+        width = -(-int(2 * mult * hidden / 3) // 256) * 256
+    if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
+        raise ReaderError(f"block {i}: expected ffn_mult or intermediate_size for its MLP.", file=file, key=key)
+    return group, width
 
 
 def _nemotron_pattern(f: Fields, layers: int) -> str:

@@ -116,7 +116,7 @@ def read_quantization(config: Mapping[str, Any], text_cfg: Optional[Mapping[str,
     if not isinstance(method, str):
         raise ReaderError("expected the name of the method (fp8, awq, gptq, ...).", file=file,
                           key=f"{_KEY}.quant_method")
-    return _by_method(method.lower(), qc, file, notes, layer_parts)
+    return _by_method(method.lower(), qc, file, _KEY, notes, layer_parts)
 
 
 def read_quantization_file(name: str, data: Mapping[str, Any], notes: list[str],
@@ -128,11 +128,12 @@ def read_quantization_file(name: str, data: Mapping[str, Any], notes: list[str],
     method = data.get("quant_method")
     if not isinstance(method, str):
         method = "awq" if "w_bit" in data or name == "quant_config.json" else "gptq"
-    return _by_method(method.lower(), data, name, notes, layer_parts)
+    return _by_method(method.lower(), data, name, "", notes, layer_parts)
 
 
-def _by_method(method: str, qc: Mapping[str, Any], file: str, notes: list[str],
+def _by_method(method: str, qc: Mapping[str, Any], file: str, where: str, notes: list[str],
                layer_parts: Mapping[str, int]) -> QuantSpec:
+    """where: the key path of `qc` inside `file` ('' for a sidecar whose top level is the settings)."""
     if method == "fp8":
         return _fp8(qc, notes, layer_parts)
     if method == "fbgemm_fp8":
@@ -140,13 +141,13 @@ def _by_method(method: str, qc: Mapping[str, Any], file: str, notes: list[str],
     if method in ("mxfp4", "gpt_oss_mxfp4"):
         return _mxfp4(qc, method, notes, layer_parts)
     if method in ("awq", "awq_marlin", "auto_awq", "gptq", "gptq_marlin", "auto_gptq"):
-        return _awq_gptq(qc, method, file, notes, layer_parts)
+        return _awq_gptq(qc, method, file, where, notes, layer_parts)
     if method == "bitsandbytes":
         return _bitsandbytes(qc, notes, layer_parts)
     if method.startswith("modelopt"):
-        return _modelopt(qc, file, _KEY, notes, layer_parts)
+        return _modelopt(qc, file, where, notes, layer_parts)
     if method == "compressed-tensors":
-        return _compressed_tensors(qc, file, notes, layer_parts)
+        return _compressed_tensors(qc, file, where, notes, layer_parts)
     bits = qc.get("bits")
     if isinstance(bits, (int, float)) and not isinstance(bits, bool) and bits > 0:
         notes.append(f"quantization method '{method}' is not modelled in detail: {bits} bits per weight "
@@ -154,8 +155,8 @@ def _by_method(method: str, qc: Mapping[str, Any], file: str, notes: list[str],
         return _spec(method, f"{method} {bits:g}-bit (assumed)", QuantFormat(weight_bits=float(bits)),
                      [], notes, layer_parts)
     raise ReaderError(f"quantization method '{method}' is not known to vllm-reader and gives no 'bits'.",
-                      file=file, key=f"{_KEY}.quant_method",
-                      hint="Add 'bits' to quantization_config or pass --quantization.")
+                      file=file, key=_at(where, "quant_method"),
+                      hint=f"Add 'bits' to {where or file} or pass --quantization.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,12 +214,12 @@ def _mxfp4(qc: Mapping[str, Any], method: str, notes: list[str], layer_parts: Ma
                  notes, layer_parts, parts=("experts",))
 
 
-def _awq_gptq(qc: Mapping[str, Any], method: str, file: str, notes: list[str],
+def _awq_gptq(qc: Mapping[str, Any], method: str, file: str, where: str, notes: list[str],
               layer_parts: Mapping[str, int]) -> QuantSpec:
-    bits = _number(qc, ("bits", "w_bit"), file)
+    bits = _number(qc, ("bits", "w_bit"), file, where)
     group = qc.get("group_size", qc.get("q_group_size", 128))
     if not isinstance(group, int) or isinstance(group, bool):
-        raise ReaderError(f"expected a whole number, got {group!r}.", file=file, key=f"{_KEY}.group_size")
+        raise ReaderError(f"expected a whole number, got {group!r}.", file=file, key=_at(where, "group_size"))
     awq = "awq" in method
     # AWQ always stores zero points; GPTQ stores them too (qzeros), symmetric or not (auto_gptq.py).
     fmt = QuantFormat(weight_bits=bits, group_size=group if group > 0 else None, scale_bits=16, zero_bits=bits)
@@ -258,7 +259,7 @@ def _modelopt(section: Mapping[str, Any], file: str, key: str, notes: list[str],
         return _modelopt_mixed(section, file, key, notes, layer_parts)
     if algo not in _MODELOPT_ALGOS:
         raise ReaderError(f"unknown ModelOpt quant_algo {algo or None!r} (known: {', '.join(_MODELOPT_ALGOS)}).",
-                          file=file, key=f"{key}.quant_algo")
+                          file=file, key=_at(key, "quant_algo"))
     bits, default_group, scale_bits = _MODELOPT_ALGOS[algo]
     group = section.get("group_size") or default_group
     fmt = QuantFormat(weight_bits=bits, group_size=group if scale_bits else None, scale_bits=scale_bits,
@@ -290,7 +291,7 @@ def _modelopt_mixed(section: Mapping[str, Any], file: str, key: str, notes: list
     layers = section.get("quantized_layers")
     if not isinstance(layers, dict) or not layers:
         raise ReaderError("MIXED_PRECISION needs a 'quantized_layers' object.", file=file,
-                          key=f"{key}.quantized_layers")
+                          key=_at(key, "quantized_layers"))
     per_part: dict[str, QuantFormat] = {}
     algos: dict[str, str] = {}
     for name, entry in layers.items():
@@ -306,7 +307,7 @@ def _modelopt_mixed(section: Mapping[str, Any], file: str, key: str, notes: list
             per_part[part], algos[part] = fmt, algo
     if not per_part:
         raise ReaderError("quantized_layers names no layer of the language model with a known quant_algo.",
-                          file=file, key=f"{key}.quantized_layers")
+                          file=file, key=_at(key, "quantized_layers"))
     scheme = "ModelOpt mixed: " + ", ".join(f"{p} {a}" for p, a in algos.items())
     main = next(iter(per_part.values()))
     return _spec("modelopt_mixed", scheme, main, list(section.get("exclude_modules") or []), notes, layer_parts,
@@ -314,22 +315,22 @@ def _modelopt_mixed(section: Mapping[str, Any], file: str, key: str, notes: list
                  kv_cache_dtype=_modelopt_kv(section), per_part=per_part)
 
 
-def _compressed_tensors(qc: Mapping[str, Any], file: str, notes: list[str],
+def _compressed_tensors(qc: Mapping[str, Any], file: str, where: str, notes: list[str],
                         layer_parts: Mapping[str, int]) -> QuantSpec:
     groups = qc.get("config_groups")
     if not isinstance(groups, dict) or not groups:
-        raise ReaderError("no config_groups found.", file=file, key=f"{_KEY}.config_groups")
+        raise ReaderError("no config_groups found.", file=file, key=_at(where, "config_groups"))
     per_part: dict[str, QuantFormat] = {}
     schemes = []
     for gname, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
             continue
-        fmt, words = _ct_format(group, file, f"{_KEY}.config_groups.{gname}")
+        fmt, words = _ct_format(group, file, _at(where, f"config_groups.{gname}"))
         schemes.append(words)
         for part in _ct_targets(group.get("targets") or ["Linear"]):
             per_part.setdefault(part, fmt)
     if not per_part:
-        raise ReaderError("no config_groups.*.weights.num_bits found.", file=file, key=f"{_KEY}.config_groups")
+        raise ReaderError("no config_groups.*.weights.num_bits found.", file=file, key=_at(where, "config_groups"))
     kv = qc.get("kv_cache_scheme")
     if isinstance(kv, dict) and kv.get("num_bits") == 8:
         notes.append("the checkpoint carries fp8 KV-cache scales (kv_cache_scheme); vLLM uses them only "
@@ -383,14 +384,18 @@ def _ct_format(group: Mapping[str, Any], file: str, key: str) -> tuple[QuantForm
         if isinstance(acts, dict) else " weight-only")
 
 
-def _number(qc: Mapping[str, Any], names: tuple[str, ...], file: str, where: str = _KEY) -> float:
+def _number(qc: Mapping[str, Any], names: tuple[str, ...], file: str, where: str) -> float:
     for name in names:
         value = qc.get(name)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ReaderError(f"expected a positive number, got {value!r}.", file=file, key=f"{where}.{name}")
+                raise ReaderError(f"expected a positive number, got {value!r}.", file=file, key=_at(where, name))
             return float(value)
-    raise ReaderError("this required key is missing.", file=file, key=f"{where}.{names[0]}")
+    raise ReaderError("this required key is missing.", file=file, key=_at(where, names[0]))
+
+
+def _at(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
 
 
 __all__ = ["read_quantization", "part_of", "excluded_parts", "MODELOPT_SIDECAR"]

@@ -202,6 +202,9 @@ class ModelSpec(_Strict):
     original_max_position_embeddings: Optional[int] = None
     tie_word_embeddings: bool = False
     torch_dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    # Added: config.json names no dtype, so torch_dtype is our assumption; older vLLM releases ran such a
+    # model in float16, newer ones in bfloat16.
+    torch_dtype_assumed: bool = False
     moe: Optional[MoESpec] = None
     mla: Optional[MLASpec] = None
     # Added: attention whose weights have MLA's low-rank shapes while vLLM caches a full K and V per head, as
@@ -219,6 +222,9 @@ class ModelSpec(_Strict):
     # Added: shapes outside the Llama mould.
     mlp_gated: bool = True  # False: two-matrix MLP (GPT-2 c_fc/c_proj, OPT fc1/fc2)
     learned_positions: int = 0  # rows of a learned position-embedding table (GPT-2, OPT)
+    # Added: Gemma 4's per-layer input table and its projections (counted in params_total, held on the first
+    # stage and split by TP like the token embedding)
+    per_layer_input_params: int = 0
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head output gate
     norms_per_layer: int = Field(default=2, ge=1)  # Gemma 2/3: 4; Nemotron-H: 1
     # Added: parts of the model the reader found but vllm-reader does not model, said plainly in every

@@ -18,6 +18,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `spec.enabled`, `spec.method`, `spec.family`, `spec.model`, `spec.num_speculative_tokens`, `spec.draft_tensor_parallel_size`, `spec.inferred`, `spec.spelled_as` | speculative decoding |
 | `model.source`, `model.resolved_id`, `model.inferred_from`, `model.assumption`, `model.unresolved`, `model.problem` | how the model was resolved (reader/catalog/resolution.py): local, hf-cache, catalog, hub or name; the id inferred from a path and how; what was assumed; true with the reason when the config names a model no source had |
 | `model.known` and `model.<field>` | model facts (from its config.json, whatever the source): id, model_type, num_hidden_layers, num_attention_heads, num_key_value_heads, queries_per_kv (heads // KV heads), head_dim, max_position_embeddings, derived_max_len (the maximum vLLM derives from it with the checkpoint's RoPE scaling, per release: reader/config/max_len.py), vocab_size, is_moe, is_mla, is_multimodal, has_sliding_window, is_hybrid, num_experts, checkpoint_quantization, architecture (the first of architectures), removed_architecture, last_served and removal_source (an architecture this release no longer serves: rules/flags/_removed_architectures.json), file_quantization and quantization_file (an AutoGPTQ / AutoAWQ file beside a config.json without quantization_config, read by vLLM only under --quantization), torch_dtype, params_total, attention_chunk_size |
+| `quantization.dtypes`, `quantization.dtypes_source`, `quantization.dtypes_check` | the model dtypes the quantization method vLLM ends up with accepts at this release, where its config class lists them and where vLLM refuses others (rules/flags/_quant_act_dtypes.json); only where the method and the dtype are certain |
 | `gpu.id`, `gpu.vendor`, `gpu.arch`, `gpu.memory_gib`, `gpu.has_fp8`, `gpu.assumed` | the GPU |
 | `gpu.count`, `gpu.count_assumed` | GPUs available to this deployment |
 | `gpu.count_origin` | where the GPU count came from: cli (--gpus), comment (the vllm-reader block), manifest, or none (assumed) |
@@ -40,7 +41,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .flagtable import flag_table, registry_for, removed_architecture
+from .flagtable import flag_table, quantization_dtypes, registry_for, removed_architecture
 from .hf_overrides import keeps_derived_max_len
 from .max_len import derived_max_len
 from .resolve import ResolvedDeployment
@@ -83,6 +84,7 @@ def facts(r: ResolvedDeployment) -> dict[str, Any]:
                 "placeholders": len(d.placeholders)})
     _speculative(r, out)
     _model(r, out)
+    _quantization_dtypes(r, out)
     _gpu(r, out)
     for name, value in d.env.items():
         out[f"env.{name}"] = value
@@ -226,6 +228,31 @@ def _model(r: ResolvedDeployment, out: dict[str, Any]) -> None:
     if removed is not None and not (res is not None and res.source == "catalog" and m.verification != "primary"):
         out.update({"model.removed_architecture": removed[0], "model.last_served": removed[1],
                     "model.removal_source": removed[2]})
+
+
+# a checkpoint's awq or gptq runs on its Marlin kernel where the GPU and the settings allow
+# (override_quantization_method, vllm/model_executor/layers/quantization/gptq_marlin.py, awq_marlin.py @ v0.18.0),
+# and that kernel takes bfloat16 too; only --quantization awq / gptq pins the older kernel
+_MARLIN_SWAPPED = ("awq", "gptq")
+
+
+def _quantization_dtypes(r: ResolvedDeployment, out: dict[str, Any]) -> None:
+    """The model dtypes the quantization method vLLM ends up with accepts at this release, when both the method
+    and the dtype vLLM picks are certain (a float32 or dtype-less checkpoint under --dtype auto ran in float16 on
+    older releases and bfloat16 on newer ones)."""
+    method, given = out.get("quantization"), out.get("given.quantization")
+    if not isinstance(method, str) or (given is None and method in _MARLIN_SWAPPED):
+        return
+    stored = out.get("model.checkpoint_quantization") or out.get("model.file_quantization")
+    if given is not None and stored != given:
+        return  # vLLM stops earlier: on the mismatch, or where it finds no settings for the method to read
+    if (r.value("dtype") or "auto") == "auto" and (r.model is None or r.model.torch_dtype_assumed
+                                                    or r.model.torch_dtype == "float32"):
+        return
+    found = quantization_dtypes(method, r.version_tuple)
+    if found is not None:
+        out.update({"quantization.dtypes": found[0], "quantization.dtypes_source": found[1],
+                    "quantization.dtypes_check": found[2]})
 
 
 def _gpu(r: ResolvedDeployment, out: dict[str, Any]) -> None:

@@ -139,6 +139,22 @@ def _removed_architectures() -> dict[str, Any]:
     return json.loads(path.read_text())["releases"] if path.exists() else {}
 
 
+def quantization_dtypes(method: str, version: VersionTuple) -> Optional[tuple[list[str], str, str]]:
+    """(the model dtypes `method` accepts at this release, where its config class lists them, where vLLM refuses
+    the others) from rules/flags/_quant_act_dtypes.json (tools/import_quant_dtypes.py); None for a method whose
+    list the release computes rather than writes out, and for a release whose table was not extracted."""
+    release = _quant_act_dtypes().get(format_version(version))
+    if not release or method not in release["methods"]:
+        return None
+    return release["methods"][method], release["src"][method], release["check"]
+
+
+@lru_cache(maxsize=1)
+def _quant_act_dtypes() -> dict[str, Any]:
+    path = data_dir("rules") / "flags" / "_quant_act_dtypes.json"
+    return json.loads(path.read_text())["releases"] if path.exists() else {}
+
+
 @dataclass(frozen=True)
 class OptionHistory:
     option: str

@@ -85,6 +85,14 @@ def test_an_autoawq_quant_config_that_names_no_method_reads_as_awq(tmp_path):
     assert spec.file_quantization.scheme.startswith("int4 group 64")
 
 
+def test_a_bad_value_in_a_quantize_config_json_is_named_by_its_own_key_not_as_if_inside_config_json(tmp_path):
+    (tmp_path / "config.json").write_text((HF_FIXTURES / "gptq-quantize-config" / "config.json").read_text())
+    (tmp_path / "quantize_config.json").write_text('{"bits": "four", "group_size": 128}')
+    with pytest.raises(ReaderError) as caught:
+        read_model_path(tmp_path)
+    assert (caught.value.file, caught.value.key) == ("quantize_config.json", "bits")
+
+
 def test_a_quantization_config_in_config_json_wins_over_a_file_beside_it(tmp_path):
     config = json.loads((HF_FIXTURES / "gptq-quantize-config" / "config.json").read_text())
     config["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128}
@@ -341,9 +349,24 @@ def test_gemma_4_parts_the_shape_does_not_carry_are_said_not_silently_dropped(tm
             "num_kv_shared_layers": 20, "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144}
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gemma4", "text_config": text}))
     notes = " ".join(read_model_path(tmp_path).unmodelled)
-    assert "heads of 512" in notes and "last 20 layers" in notes and "2.35B parameters" in notes
+    assert "heads of 512" in notes and "last 20 layers" in notes
     # the catalog's 31B keeps the keys through its trimmed config: 4 KV heads of 512 on its full layers
     assert "4 KV heads of 512" in get_model("nvidia/Gemma-4-31B-IT-NVFP4").unmodelled[0]
+
+
+def test_gemma_4_per_layer_inputs_and_double_wide_mlps_are_counted_in_the_weights():
+    # google/gemma-4-E2B-it: a 262,144 x (35 x 256) per-layer table (2.35B), its projections, and the 20 KV-shared
+    # layers' MLPs twice as wide; the card's 5.1B adds the vision and audio encoders the reader leaves out
+    spec = get_model("google/gemma-4-E2B-it")
+    assert spec.per_layer_input_params == pytest.approx(2.390e9, rel=0.001)
+    assert spec.intermediate_size == round(6144 * 55 / 35)
+    assert spec.params_total == pytest.approx(4.598e9, rel=0.001)
+    from reader.capacity.shapes import gpu_shapes, resolve_weight_format
+    from reader.catalog.load import get_gpu
+
+    gpu = get_gpu("H100")
+    shapes = gpu_shapes(spec, gpu, resolve_weight_format(spec, None, "bfloat16", gpu), tp=2)
+    assert shapes.embed_params >= spec.per_layer_input_params // 2  # on the GPU, split like the embedding
 
 
 def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refused_as_pooling(tmp_path):

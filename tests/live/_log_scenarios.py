@@ -10,11 +10,15 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._server import ROOT, free_port, live_server, server_command
+
+sys.path.insert(0, str(ROOT / "tools"))
+from differential.ask_vllm import cpu_env  # noqa: E402  (the CPU worker's preloads, shared with the tools)
 
 WIDE_LLAMA = ROOT / "fixtures" / "live" / "wide-llama"  # 16 layers x 8 KV heads x 128: 64 KiB of KV per token
 TINY_LLAMA = ROOT / "fixtures" / "live" / "tiny-llama"
@@ -45,24 +49,6 @@ SCENARIOS = (
                 starts=False),
     LogScenario("refused-max-len", TINY_LLAMA, ("--max-model-len", "8192"), starts=False),
 )
-
-
-TCMALLOC = ("/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
-            "/lib/x86_64-linux-gnu/libtcmalloc.so.4", "/usr/lib64/libtcmalloc_minimal.so.4")
-
-
-def cpu_env(venv: Path) -> dict:
-    """What the release's CPU worker insists on: 0.18.0 refuses to start unless LD_PRELOAD names libtcmalloc and
-    libiomp (vllm/v1/worker/cpu_worker.py init_device, check_preloaded_libs @ v0.18.0); 0.32.0 only warns."""
-    workers = list(venv.glob("lib/python3*/site-packages/vllm/v1/worker/cpu_worker.py"))
-    if not workers or 'check_preloaded_libs("libtcmalloc")' not in workers[0].read_text():
-        return {}
-    tcmalloc = next((p for p in TCMALLOC if Path(p).is_file()), None)
-    iomp = venv / "lib" / "libiomp5.so"
-    if tcmalloc is None or not iomp.is_file():
-        raise RuntimeError("this vLLM release's CPU worker needs libtcmalloc and libiomp5 preloaded: install "
-                           "libgoogle-perftools4 (tools/cpu_libs.sh does, in CI)")
-    return {"LD_PRELOAD": f"{tcmalloc}:{iomp}"}
 
 
 def fixture_path(version: str, scenario: LogScenario) -> Path:

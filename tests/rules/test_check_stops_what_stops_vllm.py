@@ -174,13 +174,28 @@ def test_a_longrope_model_with_no_length_given_starts_at_its_pre_scaling_length(
         assert "VR417" in fired(full, "error")
 
 
-def test_a_gptq_checkpoint_whose_settings_sit_in_quantize_config_json_starts_only_where_vllm_started_it(tmp_path):
-    """The real 0.32.0 CPU build, asked with GPTQ-packed weights in the tiny Llama's shape
-    (tools/differential/quant_file.py, fixtures/differential/quant-file-vllm-0.32.0.json): without --quantization it
-    stopped loading the weights, with --quantization gptq it started, and with --quantization gptq once
-    quantize_config.json was gone it could not find the config file. `check` gives each the same verdict."""
-    import json
+def _says(ours: str, recorded: str) -> bool:
+    """Whether vLLM's recorded sentence is the one a rule quotes: its <placeholders> and {sets} stand for any text,
+    and the exception's class name (which the recorder drops) is optional."""
     import re
+
+    parts = re.split(r"<[^>]*>|\{[^}]*\}", re.sub(r"^\w+Error: ", "", ours))
+    return re.search(".*".join(re.escape(p) for p in parts), recorded) is not None
+
+
+# the CPU build of 0.18.0 lacks the GPU kernel GPTQ packs its weights for: a refusal of the platform, not the launch
+_CPU_ONLY = "object has no attribute 'gptq_shuffle'"
+
+
+@pytest.mark.parametrize("version", ["0.18.0", "0.32.0"])
+def test_a_gptq_checkpoint_whose_settings_sit_in_quantize_config_json_starts_only_where_vllm_started_it(
+        tmp_path, version):
+    """The real CPU builds, asked with GPTQ-packed weights in the tiny Llama's shape (tools/differential/quant_file.py,
+    fixtures/differential/quant-file-vllm-<version>.json): without --quantization vLLM stopped loading the weights;
+    with --quantization gptq it started at 0.32.0 in bfloat16 and float16, while 0.18.0's GPTQ kernel refused
+    bfloat16; once quantize_config.json was gone it could not find the config file. `check` gives each the same
+    verdict, with vLLM's own sentence."""
+    import json
     import shutil
 
     root = Path(__file__).resolve().parents[2]
@@ -188,20 +203,38 @@ def test_a_gptq_checkpoint_whose_settings_sit_in_quantize_config_json_starts_onl
     bare = tmp_path / "bare"
     bare.mkdir()
     shutil.copy(folder / "config.json", bare)
-    recorded = json.loads((root / "fixtures" / "differential" / "quant-file-vllm-0.32.0.json").read_text())["rows"]
-    assert [row["quantization"] for row in recorded] == ["none", "gptq", "gptq:no-file"]
+    recorded = json.loads((root / "fixtures" / "differential" / f"quant-file-vllm-{version}.json").read_text())["rows"]
+    assert [row["quantization"] for row in recorded] == ["none", "gptq", "gptq@float16", "gptq:no-file"]
     for row in recorded:
-        method, _, variant = row["quantization"].partition(":")
+        case, _, dtype = row["quantization"].partition("@")
+        method, _, variant = case.partition(":")
         flag = "" if method == "none" else f" --quantization {method}"
-        report = check_text(tmp_path, f"vllm serve {bare if variant else folder}{flag}\n", version="0.32.0", gpu="H100")
-        refusals = fired(report, "error") & {"VR421", "VR422"}
-        assert bool(refusals) == (row["verdict"] == "refused"), row
+        launch = f"vllm serve {bare if variant else folder}{flag} --dtype {dtype or 'bfloat16'}\n"
+        report = check_text(tmp_path, launch, version=version, gpu="H100")
+        refusals = fired(report, "error") & {"VR421", "VR422", "VR414"}
+        refused = row["verdict"] == "refused" and _CPU_ONLY not in row["message"]
+        assert bool(refusals) == refused, row
         assert report.summary.exit_code == (1 if refusals else 0), row
         if refusals:
             (rule,) = refusals
             finding = next(f for f in report.findings if f.rule_id == rule)
-            # vLLM's own sentence, as recorded, stands beside ours
-            assert re.split(r"'|\{", finding.vllm_message)[0] in row["message"], (finding.vllm_message, row["message"])
+            assert _says(finding.vllm_message, row["message"]), (finding.vllm_message, row["message"])
+
+
+def test_the_dtype_a_quantization_method_refuses_is_a_verdict_only_where_the_method_and_dtype_are_certain(tmp_path):
+    """VR414: 0.18.0's AWQ kernel takes float16 only. A checkpoint's own awq may run on the Marlin kernel instead,
+    and a float32 checkpoint under --dtype auto ran in float16 on older releases, so neither is refused."""
+    named = check_text(tmp_path, "vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --quantization awq --dtype bfloat16\n",
+                       version="0.18.0", gpu="H100")
+    assert "VR414" in fired(named, "error")
+    assert "Supported dtypes" in next(f for f in named.findings if f.rule_id == "VR414").vllm_message
+    for launch, version in (("vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --dtype bfloat16", "0.18.0"),
+                            ("vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --quantization awq", "0.18.0"),
+                            ("vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --quantization awq --dtype bfloat16", "0.32.0")):
+        assert "VR414" not in fired(check_text(tmp_path, launch + "\n", version=version, gpu="H100"), "error"), launch
+    # gpt-oss's MXFP4 takes bfloat16 only, at every release that has it
+    half = check_text(tmp_path, "vllm serve openai/gpt-oss-20b --dtype half\n", version="0.32.0", gpu="H100")
+    assert "VR414" in fired(half, "error")
 
 
 def test_the_file_beside_config_json_sizes_the_weights_once_quantization_makes_vllm_read_it(tmp_path):

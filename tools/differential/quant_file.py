@@ -1,14 +1,15 @@
 """Does vLLM load a GPTQ checkpoint whose config.json has no quantization_config, only AutoGPTQ's
 quantize_config.json beside it? Asked of the real vLLM (its CPU build, offline `LLM(...)`, no server) for the
 tiny Llama's shape (fixtures/hf_configs/gptq-quantize-config) with GPTQ-packed weights (4 bits, group 128, zeros)
-written next to it: without --quantization, with --quantization gptq, and with --quantization gptq once
-quantize_config.json is removed.
+written next to it: without --quantization, with --quantization gptq (in bfloat16, and in float16: a release
+whose GPTQ kernel takes float16 only refuses bfloat16), and with --quantization gptq once quantize_config.json is
+removed.
 
     eval "$(bash tools/vllm_env.sh all)"
     PYTHONPATH=.:tools python -m differential.quant_file 0.32.0 [--record]
 
 prints vLLM's verdicts; --record writes them to fixtures/differential/quant-file-vllm-<version>.json, which
-tests/rules/test_check_stops_what_stops_vllm.py replays against `check` (VR421, VR422) offline.
+tests/rules/test_check_stops_what_stops_vllm.py replays against `check` (VR421, VR422, VR414) offline.
 """
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from . import ask_vllm
 from .ask_vllm import ROOT, ask_lines, record_main
 MODEL = ROOT / "fixtures" / "hf_configs" / "gptq-quantize-config"
 TOKENIZER = ROOT / "fixtures" / "live" / "tiny-llama"
-QUANTIZATIONS = ["none", "gptq", "gptq:no-file"]  # the last runs after quantize_config.json is removed
+# METHOD[:no-file][@DTYPE], bfloat16 unless named; the no-file case runs last, after quantize_config.json is removed
+QUANTIZATIONS = ["none", "gptq", "gptq@float16", "gptq:no-file"]
 
 # runs inside the vLLM environment: writes the checkpoint, then one line of JSON per --quantization
 _ASK = """
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 import torch
 from safetensors.torch import save_file
 model, tokenizer, cases = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -52,18 +54,22 @@ for i in range(layers):
         tensors[p + norm + ".weight"] = torch.ones(h, dtype=torch.float16)
 save_file(tensors, os.path.join(folder, "model.safetensors"))
 load = ("import sys; from vllm import LLM; q = sys.argv[2]; "
-        "LLM(model=sys.argv[1], quantization=None if q == 'none' else q, dtype='bfloat16', enforce_eager=True, "
+        "LLM(model=sys.argv[1], quantization=None if q == 'none' else q, dtype=sys.argv[3], enforce_eager=True, "
         "max_model_len=1024, max_num_seqs=4); print('STARTED')")
 for case in cases:
-    quantization, _, variant = case.partition(":")
+    method, _, dtype = case.partition("@")
+    quantization, _, variant = method.partition(":")
     if variant == "no-file":
         os.remove(os.path.join(folder, "quantize_config.json"))
-    run = subprocess.run([sys.executable, "-c", load, folder, quantization], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-c", load, folder, quantization, dtype or "bfloat16"],
+                         capture_output=True, text=True,
                          timeout=600, env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"})
     # the engine core's own traceback carries the root cause; where its log lines go differs by release
-    # (a ValueError raised in the engine core, or one pydantic wraps as "Value error, ..." in the front end)
-    causes = [line.split(marker, 1)[1].split(" [type=")[0] for line in (run.stdout + run.stderr).splitlines()
-              for marker in ("ValueError: ", "Value error, ") if marker in line]
+    # (an error raised in the engine core, or a ValueError pydantic wraps as "Value error, ..." in the front end);
+    # the front end's "Engine core initialization failed" only points back at it
+    causes = [re.split(r"Error: |Value error, ", line, maxsplit=1)[1].split(" [type=")[0]
+              for line in (run.stdout + run.stderr).splitlines()
+              if re.search(r"\w+Error: |Value error, ", line) and "initialization failed" not in line]
     started = "STARTED" in run.stdout
     print(json.dumps({"quantization": case, "verdict": "ok" if started else "refused",
                       "message": "" if started else (causes[-1] if causes else run.stderr.strip()[-300:])}))
