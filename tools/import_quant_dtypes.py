@@ -14,13 +14,15 @@ imported or run.
 from __future__ import annotations
 
 import ast
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from release_table import write_releases  # noqa: E402
+
 OUT = ROOT / "rules" / "flags" / "_quant_act_dtypes.json"
 PACKAGE = "vllm/model_executor/layers/quantization"
 METHOD = "get_supported_act_dtypes"
@@ -113,23 +115,6 @@ def _check_line(tree_root: Path) -> Optional[str]:
     return None
 
 
-def main(src: Path) -> None:
-    tags = json.loads((ROOT / "rules" / "flags" / "_history.json").read_text())["tags"]
-    releases = {}
-    for tag in tags:
-        found = read_release(src / f"v{tag}")
-        if found is not None:
-            releases[tag] = found
-    OUT.write_text(json.dumps({"schema": 1, "_source": f"tools/import_quant_dtypes.py from each release's {PACKAGE} "
-                               f"({METHOD} of the class each method name maps to)", "releases": releases},
-                              indent=1) + "\n")
-    print(f"wrote {OUT}: {len(releases)} releases")
-
-
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        source = Path(sys.argv[1])
-    else:
-        source = Path(subprocess.run(["bash", str(ROOT / "tools" / "vllm_sources.sh")], capture_output=True,
-                                     text=True, check=True).stdout.strip().splitlines()[-1])
-    main(source)
+    write_releases(OUT, f"tools/import_quant_dtypes.py from each release's {PACKAGE} "
+                        f"({METHOD} of the class each method name maps to)", read_release)

@@ -12,13 +12,15 @@ then says nothing about removed architectures there. Nothing is imported or run.
 from __future__ import annotations
 
 import ast
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from release_table import write_releases  # noqa: E402
+
 OUT = ROOT / "rules" / "flags" / "_removed_architectures.json"
 REGISTRY = "vllm/model_executor/models/registry.py"
 NAME = "_PREVIOUSLY_SUPPORTED_MODELS"
@@ -44,22 +46,6 @@ def read_release(tree_root: Path) -> Optional[dict]:
             "check": f"{REGISTRY}:{check}" if check else None}
 
 
-def main(src: Path) -> None:
-    tags = json.loads((ROOT / "rules" / "flags" / "_history.json").read_text())["tags"]
-    releases = {}
-    for tag in tags:
-        found = read_release(src / f"v{tag}")
-        if found is not None:
-            releases[tag] = found
-    OUT.write_text(json.dumps({"schema": 1, "_source": "tools/import_removed_architectures.py from each release's "
-                               f"{REGISTRY} ({NAME})", "releases": releases}, indent=1) + "\n")
-    print(f"wrote {OUT}: {len(releases)} releases")
-
-
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        source = Path(sys.argv[1])
-    else:
-        source = Path(subprocess.run(["bash", str(ROOT / "tools" / "vllm_sources.sh")], capture_output=True,
-                                     text=True, check=True).stdout.strip().splitlines()[-1])
-    main(source)
+    write_releases(OUT, f"tools/import_removed_architectures.py from each release's {REGISTRY} ({NAME})",
+                   read_release)

@@ -202,7 +202,10 @@ def mamba_state(model: ModelSpec, tp: int, act_bytes: int, num_spec: int = 0,
     assert m is not None
     ssm_b = _SSM_DTYPE_BYTES.get(m.ssm_state_dtype or ssm_default, act_bytes)
     cols = m.conv_kernel - 1 + num_spec
-    if m.kind == "gated_delta_net":
+    if m.kind == "short_conv":
+        conv_dim, temporal = m.inner_size, 0
+        what = f"conv ({conv_dim}/{tp} x {cols}) x {act_bytes} B, no temporal state"
+    elif m.kind == "gated_delta_net":
         conv_dim = 2 * m.key_size + m.inner_size
         temporal = (m.heads // tp) * m.head_dim * m.state_size
         what = (f"conv ({conv_dim}/{tp} x {cols}) x {act_bytes} B + recurrent ({m.heads}/{tp} heads x "

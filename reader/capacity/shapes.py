@@ -304,6 +304,9 @@ def _mixer_gemms(model: ModelSpec, tp: int, bits: float) -> tuple[tuple[Gemm, ..
         gemms = (Gemm("in_proj_qkvz", h, 2 * key + 2 * value, bits), Gemm("in_proj_ba", h, 2 * heads, bits),
                  Gemm("out_proj", value, h, bits))
         return gemms, (2 * key + value) * m.conv_kernel + 2 * heads + m.head_dim
+    if m.kind == "short_conv":  # ShortConv: in_proj and the conv column-parallel, out_proj row-parallel
+        dim = m.inner_size // tp
+        return (Gemm("in_proj", h, 3 * dim, bits), Gemm("out_proj", dim, h, bits)), dim * m.conv_kernel
     groups = m.groups + mamba_extra_groups(m.groups, tp)
     inner, heads, bc = m.inner_size // tp, m.heads // tp, 2 * groups * m.state_size // tp
     gemms = (Gemm("in_proj", h, 2 * inner + bc + heads, bits), Gemm("out_proj", inner, h, bits))

@@ -95,7 +95,7 @@ _UNTIED_BY_DEFAULT = {
 }
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text"} | _GDN_TYPES
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "lfm2"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 # always biased, whatever attention_bias says (the original Qwen's c_attn: bias=True, c_proj without one,
 # vllm/model_executor/models/qwen.py @ v0.18.0)
@@ -175,7 +175,8 @@ READ_KEYS = frozenset({
     "linear_num_key_heads", "linear_key_head_dim", "linear_conv_kernel_dim", "attn_output_gate",
     "hybrid_override_pattern", "attention_head_dim", "mamba_num_heads", "mamba_head_dim", "n_groups",
     "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
-    "moe_shared_expert_intermediate_size", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
+    "moe_shared_expert_intermediate_size", "conv_dim", "conv_L_cache", "conv_bias", "block_auto_adjust_ff_dim",
+    "block_ffn_dim_multiplier", "block_multiple_of", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
     "num_layers", "ffn_hidden_size", "padded_vocab_size", "seq_length", "multi_query_attention",
     "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm", "multi_query", "new_decoder_architecture",
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
@@ -439,7 +440,8 @@ def _shape(b: _Build, layers: int, moe: Optional[MoESpec], mixers: list[str], ff
         learned_positions=_learned_positions(b),
         attn_output_gate=t in _GDN_TYPES and f.bool("attn_output_gate", default=True),
         ssm=_ssm(b) if "linear" in mixers else None,
-        mamba_bias=t == "nemotron_h" and f.bool("use_bias", default=False),
+        mamba_bias=(t == "nemotron_h" and f.bool("use_bias", default=False))
+        or (t == "lfm2" and f.bool("conv_bias", default=False)),
         mamba_conv_bias=f.bool("use_conv_bias", default=True),
         mixers=tuple(mixers),
         ffns=tuple(ffns),
@@ -585,6 +587,15 @@ def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
         return f.req("intermediate_size") // 2
     if "dense" not in ffns and not f.has("intermediate_size"):
         return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
+    if t == "lfm2" and f.raw("block_auto_adjust_ff_dim") is True:
+        # Lfm2MLP: two thirds of intermediate_size, times block_ffn_dim_multiplier, rounded up to block_multiple_of
+        # (vllm/model_executor/models/lfm2.py 61-68 @ v0.32.0)
+        multiplier = f.raw("block_ffn_dim_multiplier")
+        if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))):
+            raise f.fail("block_ffn_dim_multiplier", f"expected a number, got {multiplier!r}.")
+        width = int(int(2 * f.req("intermediate_size") / 3) * (multiplier or 1.0))
+        step = f.int("block_multiple_of") or 1
+        return -(-width // step) * step
     shared = f.int("num_kv_shared_layers", positive=False) or 0 if f.raw("use_double_wide_mlp") is True else 0
     if shared:
         # Gemma 4: the KV-shared layers' MLPs are twice as wide (Gemma4DecoderLayer, gemma4.py @ v0.32.0); the mean
@@ -654,8 +665,13 @@ def _ssm(b: _Build) -> SsmSpec:
         return SsmSpec(kind="mamba2", heads=f.req("mamba_num_heads"), head_dim=f.req("mamba_head_dim"),
                        groups=f.req("n_groups"), state_size=f.req("ssm_state_size"),
                        conv_kernel=f.req("conv_kernel"), ssm_state_dtype=_state_dtype(f, "mamba_ssm_cache_dtype"))
+    if b.text_type == "lfm2":
+        # ShortConv (vllm/model_executor/layers/mamba/short_conv.py @ v0.32.0): its state is conv_dim x
+        # (conv_L_cache - 1) columns (short_conv_state_shape, mamba_utils.py)
+        return SsmSpec(kind="short_conv", heads=1, head_dim=f.req("conv_dim"), groups=1, state_size=1,
+                       conv_kernel=f.req("conv_L_cache"))
     raise f.fail("model_type", f"linear-attention layers of model type '{b.text_type}' are not modelled "
-                               "(known: Qwen3-Next Gated DeltaNet, Nemotron-H Mamba2).")
+                               "(known: Qwen3-Next Gated DeltaNet, Nemotron-H Mamba2, LFM2 short convolution).")
 
 
 def _state_dtype(f: Fields, key: str) -> Optional[str]:
@@ -751,7 +767,7 @@ def _ffns(b: _Build, layers: int, moe: Optional[MoESpec]) -> list[str]:
 
 
 _TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
-              "linear_attention": "linear", "mamba": "linear", "attention": "full",
+              "linear_attention": "linear", "mamba": "linear", "attention": "full", "conv": "linear",
               "deepseek_sparse_attention": "full"}  # sparse attention over a full MLA cache (GLM-5.2)
 _NEMOTRON_CODES = {"M": "linear", "*": "full", "-": "none", "E": "none"}
 

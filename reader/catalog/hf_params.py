@@ -95,6 +95,10 @@ def ssm_params(s: Shape) -> int:
         in_proj = s.hidden * (2 * key + 2 * value) + s.hidden * 2 * m.heads  # in_proj_qkvz + in_proj_ba
         conv = (2 * key + value) * m.conv_kernel  # no bias
         return in_proj + conv + 2 * m.heads + m.head_dim + value * s.hidden  # dt_bias, A_log, norm, out_proj
+    if m.kind == "short_conv":  # in_proj (B, C, x), the depthwise conv, out_proj; biased where conv_bias
+        dim = m.inner_size
+        biases = 3 * dim + dim + s.hidden if s.mamba_bias else 0
+        return s.hidden * 3 * dim + dim * m.conv_kernel + dim * s.hidden + biases
     inner, bc = m.inner_size, 2 * m.key_size
     in_width = 2 * inner + bc + m.heads  # z, x, B, C, dt
     in_proj = s.hidden * in_width + (in_width if s.mamba_bias else 0)

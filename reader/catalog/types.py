@@ -62,11 +62,13 @@ class SsmSpec(_Strict):
     kind gated_delta_net (Qwen3-Next): heads = linear_num_value_heads, head_dim = linear_value_head_dim,
     groups = linear_num_key_heads, state_size = linear_key_head_dim.
     kind mamba2 (Nemotron-H): heads = mamba_num_heads, head_dim = mamba_head_dim, groups = n_groups,
-    state_size = ssm_state_size. Shapes of the per-request state follow vLLM's
+    state_size = ssm_state_size.
+    kind short_conv (LFM2): a gated depthwise convolution over the last conv_kernel tokens and no temporal state:
+    heads 1, head_dim = conv_dim, groups 1, state_size 1. Shapes of the per-request state follow vLLM's
     MambaStateShapeCalculator (vllm/model_executor/layers/mamba/mamba_utils.py @ v0.32.0).
     """
 
-    kind: Literal["gated_delta_net", "mamba2"]
+    kind: Literal["gated_delta_net", "mamba2", "short_conv"]
     heads: int = Field(gt=0)
     head_dim: int = Field(gt=0)
     groups: int = Field(gt=0)

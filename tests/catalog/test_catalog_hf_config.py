@@ -369,6 +369,20 @@ def test_gemma_4_per_layer_inputs_and_double_wide_mlps_are_counted_in_the_weight
     assert shapes.embed_params >= spec.per_layer_input_params // 2  # on the GPU, split like the embedding
 
 
+def test_lfm2_short_convolution_layers_keep_a_conv_state_and_no_kv_cache():
+    # LiquidAI/LFM2.5-VL-1.6B's text model (LFM2-1.2B's shape): 10 'conv' layers of ShortConv (in_proj to 3 x 2048,
+    # a depthwise conv of 3, out_proj) and 6 attention layers; its MLP 12288 auto-adjusted to 2/3, rounded to 256
+    from reader.capacity.kv import mamba_state
+
+    spec = get_model("LiquidAI/LFM2.5-VL-1.6B")
+    assert (spec.layer_kinds.linear, spec.layer_kinds.full, spec.ssm.kind) == (10, 6, "short_conv")
+    assert spec.intermediate_size == 8192 and spec.tie_word_embeddings
+    assert spec.params_total == pytest.approx(1.170e9, rel=0.001)  # LFM2-1.2B's card: 1.17B
+    # short_conv_state_shape: conv_dim / TP x (conv_L_cache - 1 + speculative tokens) in the model dtype
+    assert mamba_state(spec, tp=1, act_bytes=2).bytes == 2048 * 2 * 2
+    assert mamba_state(spec, tp=2, act_bytes=2, num_spec=1).bytes == 1024 * 3 * 2
+
+
 def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refused_as_pooling(tmp_path):
     # intfloat/e5-mistral-7b-instruct: a Mistral shape under MistralModel, which vLLM registers as an embedding model
     config = {"model_type": "mistral", "architectures": ["MistralModel"], "hidden_size": 4096, "num_hidden_layers": 32,
