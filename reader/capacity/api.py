@@ -191,8 +191,9 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
     warnings: list[str] = []
     facts = _facts(version, engine, notes)
 
-    ssm_default = "model"
+    ssm_default, checkpoint_blocks = "model", 0
     if m.ssm is not None:
+        checkpoint_blocks = behaviour("mamba_prefill_checkpoint_blocks", version, family=m.model_type).value
         fact = behaviour("mamba_ssm_cache_dtype_auto", version, family=m.model_type)
         ssm_default = fact.value
         if m.ssm.ssm_state_dtype is None:
@@ -202,7 +203,7 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
         return kv_layout(m, kinds, tp, kvb, req.block_size, req.kv_cache_dtype, req.disable_hybrid_kv_cache_manager,
                          act_bytes=wfmt.act_bytes, num_spec=req.num_speculative_tokens,
                          prefix_caching=req.enable_prefix_caching, dcp=req.decode_context_parallel_size,
-                         ssm_default=ssm_default)
+                         ssm_default=ssm_default, checkpoint_blocks=checkpoint_blocks)
 
     workers, layouts = [], []
     for st in stages:

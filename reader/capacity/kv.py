@@ -238,7 +238,7 @@ def hybrid_block_size(block_size: int, attn_token_bytes: float, state_bytes: int
 def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: float, block_size: int,
               kv_cache_dtype: str = "auto", disable_hybrid: bool = False, *, act_bytes: int = 2,
               num_spec: int = 0, prefix_caching: bool = False, dcp: int = 1,
-              ssm_default: str = "model") -> KvLayout:
+              ssm_default: str = "model", checkpoint_blocks: int = 0) -> KvLayout:
     """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none)."""
     lk = model.layer_kinds
     model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked, "linear": lk.linear}
@@ -271,18 +271,20 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
             raise ReaderError(f"model {model.id} has {kind} layers but no window size", key="model")
         if kind == "linear":
             assert state is not None
-            # mamba_cache_mode 'align' (prefix caching on) keeps 2 states, 'none' one; + one per drafted token
-            # (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)
-            held = (2 if prefix_caching else 1) + num_spec
+            # mamba_cache_mode 'align' (prefix caching on) keeps 2 states and the family's prefill checkpoints,
+            # 'none' one; + one per drafted token (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py
+            # @ v0.32.0)
+            held = (2 + checkpoint_blocks if prefix_caching else 1) + num_spec
             kinds.append(KvKind("linear", n, g, max(page, state.bytes), 0.0, state_blocks=held))
         else:
             kinds.append(KvKind(kind, n, g, page, tok, windows.get(kind)))
         group_size = max(group_size, math.ceil(n / g) if n else 0)
     num_groups = sum(groups.values())
     if lk.linear:
+        held = f"{2 + checkpoint_blocks} with prefix caching: mamba_cache_mode align" + (
+            ", one of them the prefill checkpoint" if checkpoint_blocks else "")
         notes.append("linear-attention/Mamba layers: a constant state per request, one page in each of their "
-                     "KV-cache groups" + (" (two with prefix caching: mamba_cache_mode align)" if prefix_caching
-                                           else ""))
+                     "KV-cache groups" + (f" ({held})" if prefix_caching else ""))
     if len(groups) > 1:
         padding = sum(g * size_global - model_kinds[k] for k, g in groups.items())
         notes.append(f"hybrid model: {num_groups} KV-cache groups of {size_global} layers; a request "

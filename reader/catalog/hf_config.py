@@ -112,7 +112,7 @@ _SLIDING_OFF_BY_DEFAULT = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_
 # (dense_h_to_4h, dense_4h_to_h), an untied embed_out (gpt_neox.py @ v0.18.0; the Transformers backend from 0.32.0)
 # GPT-BigCode (StarCoder, WizardCoder, SantaCoder): GPT-2's block with one K/V head under multi_query
 # (gpt_bigcode.py @ v0.18.0: c_attn of hidden + 2 x head_dim outputs; the Transformers backend from 0.32.0)
-_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox", "gpt_bigcode", "bloom"}
+_LAYERNORM_TYPES = {"gpt2", "opt", "gptj", "phi", "starcoder2", "gpt_neox", "gpt_bigcode", "bloom", "persimmon"}
 # GPT-J and Phi-1.5/2 run attention and MLP in parallel off one LayerNorm, and their lm_head has a bias
 # (vllm/model_executor/models/gpt_j.py @ v0.32.0: GPTJBlock.ln_1 only, ParallelLMHead bias=True; PhiForCausalLM
 # is served by the Transformers backend from v0.32.0 (registry.py), transformers' modeling_phi.py: one
@@ -176,7 +176,7 @@ READ_KEYS = frozenset({
     "hybrid_override_pattern", "attention_head_dim", "mamba_num_heads", "mamba_head_dim", "n_groups",
     "ssm_state_size", "conv_kernel", "mamba_ssm_cache_dtype", "use_bias", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "conv_dim", "conv_L_cache", "conv_bias", "block_auto_adjust_ff_dim",
-    "block_ffn_dim_multiplier", "block_multiple_of", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
+    "block_ffn_dim_multiplier", "block_multiple_of", "full_attn_idxs", "moe_latent_size", "mamba_ssm_dtype", "index_head_dim", "index_n_heads",
     "num_layers", "ffn_hidden_size", "padded_vocab_size", "seq_length", "multi_query_attention",
     "multi_query_group_num", "add_qkv_bias", "add_bias_linear", "rmsnorm", "multi_query", "new_decoder_architecture",
     "num_kv_heads", "n_head_kv", "parallel_attn", "num_ln_in_parallel_attn", "bias",
@@ -248,6 +248,10 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     text_type = (data.get("model_type") if text_cfg is not None else None) or _TEXT_MODEL_TYPES.get(
         model_type, model_type)
     prefix = f"{text_key}." if text_cfg is not None else ""
+    if text_cfg is not None and set(text_cfg) <= {"model_type"} and "num_hidden_layers" in config:
+        # Fuyu's text_config names only its Persimmon type: the shapes sit at the top level, the values the text
+        # config's defaults take for fuyu-8b (FuyuConfig, transformers; vllm/model_executor/models/fuyu.py)
+        data, prefix = config, ""
     nas = _nas_blocks(data, file, prefix) if text_type == "nemotron-nas" else None
     if nas is not None:
         data = {**data, **nas.flat}
@@ -781,6 +785,13 @@ def _mixers(b: _Build, layers: int) -> tuple[list[str], Optional[int], Optional[
         return _mixers_from_types(f, types, layers, window)
     if t == "nemotron_h":
         return [_NEMOTRON_CODES[c] for c in _nemotron_pattern(f, layers)], None, None
+    if t == "lfm2":
+        # earlier LFM2 files name the attention layers instead; transformers' Lfm2Config builds layer_types from
+        # them and the rest are short convolutions (configuration_lfm2.py)
+        wanted = f.list("full_attn_idxs")
+        if wanted is None or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in wanted):
+            raise f.fail("full_attn_idxs", f"expected layer_types or a list of attention layers below {layers}.")
+        return ["full" if i in wanted else "linear" for i in range(layers)], None, None
     if b.nas is not None:
         if len(b.nas.mixers) != layers:
             raise f.fail("block_configs", f"lists {len(b.nas.mixers)} blocks but num_hidden_layers is {layers}.")

@@ -27,6 +27,7 @@ Rules are data (rules/*.yaml) and never reach into our classes: they name facts 
 | `option.<dest>`, `spelling.<dest>`, `written.<dest>` | for a flag the user set: the canonical option string (`--swap-space`), the spelling the loader recorded, and the option in the form the user wrote it (`--no-enable-chunked-prefill`; otherwise the canonical one) |
 | `deprecated.<dest>` | true when the version's flag table registers the user's flag as deprecated (or its help says so) |
 | `unregistered.<dest>`, `registry_source.<dest>`, `registry_message.<dest>` | when the user's string is not in the registry the release checks the option against at start-up (rules/flags/_registries.json: quantization methods, ...): the release's values, where they and the check are in its source, and vLLM's message |
+| `unparsed_json.<dest>` | true when the user's value for an option that takes JSON or text (`--hf-overrides`) is not JSON, so vLLM's parser keeps it as text |
 | `unlisted_value.<dest>` | the values the version's help suggests (not enforced by argparse), when the user's value is not one of them |
 | `spec.config.<key>` | a scalar or list value of the user's `--speculative-config` mapping as written (`prompt_lookup_min`, `tensor_parallel_size`, `method`, ...) |
 | `compilation.<key>` | a key of the user's `--compilation-config` mapping as written (`cudagraph_capture_sizes`, `max_cudagraph_capture_size`, ...) |
@@ -108,6 +109,8 @@ def _flag_details(r: ResolvedDeployment, out: dict[str, Any]) -> None:
         spec = table.spec_for_dest(dest) if flag.in_version else None
         if spec is not None and (spec.get("deprecated") or spec.get("deprecated_in_help")):
             out[f"deprecated.{dest}"] = True
+        if spec is not None and spec.get("type") == "json_or_str" and isinstance(flag.value, str):
+            out[f"unparsed_json.{dest}"] = True  # argparse keeps text that is not JSON as the text itself
         suggested = spec.get("suggested") if spec is not None else None
         if suggested and isinstance(flag.value, str) and flag.value not in suggested:
             out[f"unlisted_value.{dest}"] = list(suggested)

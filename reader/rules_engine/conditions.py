@@ -43,7 +43,7 @@ PRESENCE_PREFIXES = ("given.", "absent.", "flag_versions.", "invalid_choice.", "
                      "deprecated.", "spec.", "compilation.", "json.", "given_max.", "env.", "origin.", "out_of_bounds.",
                      "bound_name.", "bound_value.", "bound_message.", "bound_source.", "key_error.", "key_error_name.",
                      "key_error_value.", "key_error_message.", "key_error_config.", "refused_syntax.",
-                     "refused_written.", "refused_removed_in.", "refused_instead.")
+                     "refused_written.", "refused_removed_in.", "refused_instead.", "unparsed_json.")
 _FACT_KEY = re.compile(r"^[A-Za-z0-9_.\-{}*]+$")
 
 

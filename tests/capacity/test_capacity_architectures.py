@@ -297,3 +297,14 @@ def test_diagnose_says_the_hybrid_block_size_and_what_a_multimodal_model_leaves_
                   "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")
     assert any(n.startswith("multimodal model: the vision/audio encoder's weights") for n in d.notes)
     assert not any(n.startswith("KV blocks of ") for n in d.notes)
+
+
+@pytest.mark.parametrize("version, held", [("0.31.0", 2), ("0.32.0", 3)])
+def test_nemotron_h_mamba2_layers_hold_a_prefill_checkpoint_under_prefix_caching_from_0_32(version, held):
+    """From 0.32.0 MambaMixer2 asks one more block per request in align mode for the state it exports at block
+    boundaries inside a prefill (num_prefill_checkpoint_blocks=1, mamba_mixer2.py); Gated DeltaNet and ShortConv
+    do not. 10 attention layers and 54 Mamba layers: one full group and six Mamba groups."""
+    cap = capacity("nvidia/Nemotron-H-56B-Base-8K", gpu="B200", version=version, max_model_len=8192,
+                   enable_prefix_caching=True)
+    full = math.ceil(8192 / cap.block_size)
+    assert cap.max_concurrency.value == pytest.approx(cap.num_gpu_blocks.value / (full + 6 * held))

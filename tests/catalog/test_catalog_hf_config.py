@@ -383,6 +383,27 @@ def test_lfm2_short_convolution_layers_keep_a_conv_state_and_no_kv_cache():
     assert mamba_state(spec, tp=2, act_bytes=2, num_spec=1).bytes == 1024 * 3 * 2
 
 
+def test_an_lfm2_file_that_names_its_attention_layers_instead_of_layer_types_reads_the_same(tmp_path):
+    # earlier LFM2 uploads carry full_attn_idxs, from which transformers' Lfm2Config builds layer_types
+    text = json.loads((Path(__file__).resolve().parents[2] / "reader" / "catalog" / "models" / "LiquidAI"
+                       / "LFM2.5-VL-1.6B" / "config.json").read_text())["text_config"]
+    types = text.pop("layer_types")
+    text.update(full_attn_idxs=[i for i, t in enumerate(types) if t == "full_attention"],
+                architectures=["Lfm2ForCausalLM"])
+    (tmp_path / "config.json").write_text(json.dumps(text))
+    spec = read_model_path(tmp_path)
+    assert (spec.layer_kinds.full, spec.layer_kinds.linear) == (6, 10)
+    assert spec.params_total == get_model("LiquidAI/LFM2.5-VL-1.6B").params_total
+
+
+def test_fuyu_whose_text_config_names_only_its_type_is_read_from_the_top_level():
+    # adept/fuyu-8b: text_config is {"model_type": "persimmon"}; Persimmon is LayerNorm with biases and a two-matrix
+    # relu2 MLP, so 36 layers of 4096 with an untied 262,144-token vocabulary count 9.40B
+    spec = get_model("adept/fuyu-8b")
+    assert (spec.num_hidden_layers, spec.is_multimodal, spec.mlp_gated) == (36, True, False)
+    assert spec.params_total == pytest.approx(9.397e9, rel=0.001)
+
+
 def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refused_as_pooling(tmp_path):
     # intfloat/e5-mistral-7b-instruct: a Mistral shape under MistralModel, which vLLM registers as an embedding model
     config = {"model_type": "mistral", "architectures": ["MistralModel"], "hidden_size": 4096, "num_hidden_layers": 32,

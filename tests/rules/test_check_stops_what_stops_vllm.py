@@ -268,6 +268,10 @@ def test_an_architecture_a_release_no_longer_serves_would_not_start_from_that_re
     finding = next(f for f in report.findings if f.rule_id == "VR611")
     assert finding.severity == "error" and report.summary.exit_code == 1
     assert "BaichuanForCausalLM, which vLLM served up to 0.23.0" in finding.message
+    # adept/fuyu-8b's FuyuForCausalLM was served up to 0.25.0
+    fuyu = "vllm serve adept/fuyu-8b\n"
+    assert "VR611" not in fired(check_text(tmp_path, fuyu, version="0.25.0", gpu="H100"))
+    assert "VR611" in fired(check_text(tmp_path, fuyu, version="0.32.0", gpu="H100"), "error")
 
 
 def test_a_catalog_copy_of_an_older_revision_does_not_speak_for_the_current_files(tmp_path):
@@ -282,3 +286,23 @@ def test_a_catalog_copy_of_an_older_revision_does_not_speak_for_the_current_file
                 "config.json", folder)
     report = check_text(tmp_path, f"vllm serve {folder}\n", version="0.32.0", gpu="H100")
     assert "VR611" in fired(report, "error")
+
+
+@pytest.mark.parametrize("version", ["0.18.0", "0.32.0"])
+def test_hf_overrides_that_are_not_json_would_not_start_where_vllm_refused_them(tmp_path, version):
+    """The real CPU builds (tools/differential/hf_overrides_text.py, fixtures/differential/hf-overrides-text-vllm-*.json)
+    refused an unterminated JSON object and plain text for --hf-overrides while building the config, and started with
+    a JSON object. `check` says the same, with vLLM's sentence."""
+    import json
+    import shlex
+
+    root = Path(__file__).resolve().parents[2]
+    rows = json.loads((root / "fixtures" / "differential" / f"hf-overrides-text-vllm-{version}.json").read_text())["rows"]
+    assert [row["verdict"] for row in rows] == ["refused", "refused", "ok"]
+    for row in rows:
+        launch = f"vllm serve {root / 'fixtures' / 'live' / 'tiny-llama'} --hf-overrides {shlex.quote(row['hf_overrides'])}\n"
+        report = check_text(tmp_path, launch, version=version, gpu="H100")
+        assert ("VR124" in fired(report, "error")) == (row["verdict"] == "refused"), row
+        if row["verdict"] == "refused":
+            finding = next(f for f in report.findings if f.rule_id == "VR124")
+            assert _says(finding.vllm_message, row["message"]), (finding.vllm_message, row["message"])

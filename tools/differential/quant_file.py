@@ -69,7 +69,7 @@ for case in cases:
     # the front end's "Engine core initialization failed" only points back at it
     causes = [re.split(r"Error: |Value error, ", line, maxsplit=1)[1].split(" [type=")[0]
               for line in (run.stdout + run.stderr).splitlines()
-              if re.search(r"\w+Error: |Value error, ", line) and "initialization failed" not in line]
+              if re.search(r"\\w+Error: |Value error, ", line) and "initialization failed" not in line]
     started = "STARTED" in run.stdout
     print(json.dumps({"quantization": case, "verdict": "ok" if started else "refused",
                       "message": "" if started else (causes[-1] if causes else run.stderr.strip()[-300:])}))
