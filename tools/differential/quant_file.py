@@ -9,7 +9,8 @@ removed.
     PYTHONPATH=.:tools python -m differential.quant_file 0.32.0 [--record]
 
 prints vLLM's verdicts; --record writes them to fixtures/differential/quant-file-vllm-<version>.json, which
-tests/rules/test_check_stops_what_stops_vllm.py replays against `check` (VR421, VR422, VR414) offline.
+tests/rules/test_check_stops_what_stops_vllm.py replays against `check` (VR421, VR422, VR414) offline, and
+tests/live/test_live_recorded_answers.py asks again.
 """
 from __future__ import annotations
 
