@@ -167,7 +167,8 @@ def _stages(req: CapacityRequest) -> list[StageInfo]:
     out = []
     for i, n in enumerate(parts):
         dense, moe = stage_moe_layers(m, parts, i)
-        out.append(StageInfo(i, gpus[i], n, stage_layer_kinds(m, parts, i), dense, moe, i == 0, i == pp - 1))
+        out.append(StageInfo(i, gpus[i], n, stage_layer_kinds(m, parts, i), dense, moe, i == 0, i == pp - 1,
+                             stage_layer_kinds(m, parts, i, cached=True)))
     return out
 
 
@@ -207,7 +208,7 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
 
     workers, layouts = [], []
     for st in stages:
-        layout = layout_of(st.kinds)
+        layout = layout_of(st.cached_kinds or st.kinds)
         layouts.append(layout)
         workers.append(_worker_memory(req, st, shapes, layout, facts, engine, notes))
     notes.extend(dict.fromkeys(n for lay in layouts for n in lay.notes))
@@ -236,16 +237,23 @@ def compute_capacity(req: CapacityRequest) -> Capacity:
             tok_how = f"num_blocks {blocks} // {layout.num_groups} KV-cache group(s) x block_size {bs}"
     page, tok, page_how = page_bytes_per_layer(m, tp, kvb, bs, req.kv_cache_dtype)
     l0 = layouts[0]
+    per_token_how = f"{l0.layers} layers on this GPU x {tok:,.0f} B ({page_how})"
+    page_how = f"block_size {bs} x {tok:,.0f} B per token per layer"
+    attention = [k for k in l0.kinds if k.kind != "linear" and k.layers]
+    if len({k.token_bytes for k in attention}) > 1:  # Gemma 4: full-attention layers with their own head size
+        per_token_how = " + ".join(f"{k.layers} {k.kind} layers x {k.token_bytes:,.0f} B" for k in attention)
+        page = l0.page_bytes
+        page_how = " = ".join(dict.fromkeys(f"block_size {k.block_size or bs} x {k.token_bytes:,.0f} B ({k.kind})"
+                                            for k in attention))
     cap = Capacity(
         model=m.id, gpu=req.gpu.id if not req.stage_gpus else " + ".join(g.id for g in req.stage_gpus),
         vllm_version=req.vllm_version, engine=engine,
         parallel=f"TP {tp} x PP {req.pipeline_parallel_size} x DP {req.data_parallel_size}" + (f", EP {ep}" if ep > 1 else ""),
         weight_format=wfmt.describe(), kv_cache_dtype=kv_label, block_size=bs,
         max_model_len=req.max_model_len,
-        kv_bytes_per_token=Figure(value=l0.bytes_per_token_full, unit="bytes", source=_KV_SRC,
-                                  how=f"{l0.layers} layers on this GPU x {tok:,.0f} B ({page_how})"),
+        kv_bytes_per_token=Figure(value=l0.bytes_per_token_full, unit="bytes", source=_KV_SRC, how=per_token_how),
         page_bytes=Figure(value=page, unit="bytes", source="vllm/v1/kv_cache_interface.py 80-88, 196-207 @ v0.18.0",
-                          how=f"block_size {bs} x {tok:,.0f} B per token per layer"),
+                          how=page_how),
         kv_groups=_groups_text(l0),
         workers=workers,
         num_gpu_blocks=Figure(value=blocks, unit="blocks", source=_KV_SRC,

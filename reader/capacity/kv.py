@@ -55,11 +55,13 @@ class KvKind:
     token_bytes: float  # one token of one layer (page_bytes / block_size)
     window: int | None = None  # sliding window or attention chunk
     state_blocks: int = 1  # linear/Mamba: blocks one request holds (1 + speculative; 2 + speculative to align)
+    block_size: int | None = None  # tokens per block where vLLM raised it to even out pages; None = the layout's
 
     def max_request_bytes(self, max_len: int, block_size: int, mnbt: int, dcp: int = 1) -> int:
         """Worst-case bytes of one request in ONE layer of this kind (max_memory_usage_bytes). Decode context
         parallelism spreads a full-attention request's tokens over its dcp ranks
         (FullAttentionSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)."""
+        block_size = self.block_size or block_size
         if self.kind == "full":
             blocks = math.ceil(math.ceil(max_len / dcp) / block_size)
         elif self.kind == "sliding":
@@ -162,6 +164,27 @@ def page_bytes_per_layer(model: ModelSpec, tp: int, kv_bytes: float, block_size:
     return int(block_size * tok), tok, text
 
 
+def kind_token_bytes(model: ModelSpec, tp: int, kv_bytes: float, tok: float) -> dict[str, float]:
+    """Bytes one token costs in one layer of each attention kind: `tok` for all, but Gemma 4's full-attention
+    layers with a head size and KV head count of their own (full_head_dim, full_kv_heads)."""
+    out = {kind: tok for kind in ("full", "sliding", "chunked")}
+    if model.full_head_dim and model.mla is None:
+        kvh = max(1, (model.full_kv_heads or model.num_key_value_heads) // tp)
+        out["full"] = 2 * kvh * model.full_head_dim * kv_bytes
+    return out
+
+
+def _even_pages(token_bytes: dict[str, float], kinds: dict[str, int], block_size: int) -> tuple[int, dict[str, int]]:
+    """The one page every attention layer gets and each kind's block size: a kind whose page divides the largest
+    has its block size raised until its page matches, another keeps its block and pads its page
+    (unify_kv_cache_spec_page_size, vllm/v1/core/kv_cache_utils.py 1292-1354 @ v0.32.0)."""
+    pages = {k: int(block_size * token_bytes[k]) for k, n in kinds.items() if n and k in token_bytes}
+    if not pages:
+        return int(block_size * token_bytes["full"]), {}
+    top = max(pages.values())
+    return top, {k: block_size * (top // p) if top % p == 0 else block_size for k, p in pages.items()}
+
+
 def _global_groups(model_kinds: dict[str, int]) -> tuple[dict[str, int], int]:
     """Groups per kind and the model-wide group size (vLLM's n:1 heuristic,
     _get_kv_cache_groups_uniform_page_size in vllm/v1/core/kv_cache_utils.py @ v0.32.0): the group size is
@@ -240,27 +263,40 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
               num_spec: int = 0, prefix_caching: bool = False, dcp: int = 1,
               ssm_default: str = "model", checkpoint_blocks: int = 0) -> KvLayout:
     """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none)."""
+    from .shapes import stage_layer_kinds
+
     lk = model.layer_kinds
-    model_kinds = {"full": lk.full, "sliding": lk.sliding, "chunked": lk.chunked, "linear": lk.linear}
+    cached = stage_layer_kinds(model, [model.num_hidden_layers], 0, cached=True)
+    model_kinds = {kind: cached[kind] for kind in ("full", "sliding", "chunked", "linear")}
     notes = []
+    if model.kv_shared_layers:
+        notes.append(f"KV sharing: the last {model.kv_shared_layers} layers read earlier layers' KV cache and keep "
+                     "none of their own (no KV-cache spec in vLLM)")
     stage = dict(stage_kinds)
+    _, tok1, _ = page_bytes_per_layer(model, tp, kv_bytes, 1, kv_cache_dtype)
+    token_bytes = kind_token_bytes(model, tp, kv_bytes, tok1)
     if disable_hybrid and (lk.sliding or lk.chunked):
-        # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention
-        model_kinds = {"full": lk.full + lk.sliding + lk.chunked, "linear": lk.linear}
+        # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention, each kind's
+        # layers keeping their own bytes per token
+        attention = {k: model_kinds[k] for k in ("full", "sliding", "chunked")}
+        token_bytes["full"] = sum(n * token_bytes[k] for k, n in attention.items()) / max(1, sum(attention.values()))
+        model_kinds = {"full": sum(attention.values()), "linear": model_kinds["linear"]}
         stage = {"full": stage.get("full", 0) + stage.get("sliding", 0) + stage.get("chunked", 0),
                  "linear": stage.get("linear", 0)}
         notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
     state = None
     if lk.linear:
         state = mamba_state(model, tp, act_bytes, num_spec, ssm_default)
-        _, tok1, _ = page_bytes_per_layer(model, tp, kv_bytes, 1, kv_cache_dtype)
         aligned = hybrid_block_size(block_size, tok1, state.bytes, model.mla is not None)
         if aligned != block_size:
             notes.append(f"hybrid model: vLLM raises the attention block size from {block_size} to {aligned} "
                          f"tokens so one attention page ({aligned} x {tok1:,.0f} B) holds a layer's recurrent "
                          f"state ({state.bytes:,} B: {state.text}); the state page is padded to match")
         block_size = aligned
-    page, tok, _ = page_bytes_per_layer(model, tp, kv_bytes, block_size, kv_cache_dtype)
+    page, kind_blocks = _even_pages(token_bytes, model_kinds, block_size)
+    if any(b != block_size for b in kind_blocks.values()):
+        notes.append("attention kinds differ in page size: vLLM raises the smaller kinds' block size to even them "
+                     "out (" + ", ".join(f"{k} {b} tokens" for k, b in kind_blocks.items()) + ")")
     windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
     groups, size_global = _global_groups(model_kinds)
     kinds = []
@@ -277,7 +313,9 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
             held = (2 + checkpoint_blocks if prefix_caching else 1) + num_spec
             kinds.append(KvKind("linear", n, g, max(page, state.bytes), 0.0, state_blocks=held))
         else:
-            kinds.append(KvKind(kind, n, g, page, tok, windows.get(kind)))
+            own = kind_blocks.get(kind, block_size)
+            kinds.append(KvKind(kind, n, g, page, token_bytes[kind], windows.get(kind),
+                                block_size=own if own != block_size else None))
         group_size = max(group_size, math.ceil(n / g) if n else 0)
     num_groups = sum(groups.values())
     if lk.linear:

@@ -33,6 +33,7 @@ class StageInfo:
     moe_layers: int
     first: bool
     last: bool
+    cached_kinds: dict[str, int] | None = None  # the layers keeping a KV cache of their own; None = kinds
 
 
 def weights_bytes(model: ModelSpec, shapes: GpuShapes, stage: StageInfo, pp: int) -> Figure:

@@ -378,13 +378,17 @@ def pp_partition(num_layers: int, pp: int, override: tuple[int, ...] | None = No
     return parts
 
 
-def stage_layer_kinds(model: ModelSpec, parts: list[int], stage: int) -> dict[str, int]:
+def stage_layer_kinds(model: ModelSpec, parts: list[int], stage: int, cached: bool = False) -> dict[str, int]:
     """How many layers of each mixer kind (full/sliding/chunked/linear/none) a PP stage holds: exact
     where the config says which layer is which (layer_mixers), else each kind's share in proportion
-    (kinds are spread evenly through the depth in every hybrid model we know)."""
+    (kinds are spread evenly through the depth in every hybrid model we know). cached: only the layers that keep
+    a KV cache of their own, not the trailing KV-shared ones (vLLM gives those no KV-cache spec)."""
     start, n = sum(parts[:stage]), parts[stage]
     if model.layer_mixers:
-        chosen = model.layer_mixers[start:start + n]
+        stop = start + n
+        if cached:
+            stop = min(stop, model.num_hidden_layers - model.kv_shared_layers)
+        chosen = model.layer_mixers[start:stop]
         return {kind: chosen.count(kind) for kind in ("full", "sliding", "chunked", "linear", "none")}
     lk = model.layer_kinds
     total = model.num_hidden_layers

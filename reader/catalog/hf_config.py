@@ -298,6 +298,7 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         layer_mixers=tuple(mixers),
         layer_ffns=tuple(ffns),
         sliding_window=window,
+        **_gemma4_attention(f, shape, mixers),
         attention_chunk_size=chunk,
         ssm=shape.ssm,
         mlp_gated=shape.mlp_gated,
@@ -685,6 +686,25 @@ def _state_dtype(f: Fields, key: str) -> Optional[str]:
     return dtype
 
 
+def _gemma4_attention(f: Fields, shape: Shape, mixers: list[str]) -> dict[str, Any]:
+    """Gemma 4's full-attention layers take global_head_dim (512 when absent) and, under attention_k_eq_v,
+    num_global_key_value_heads (Gemma4TextConfig's per_layer_config, transformers configuration_gemma4.py, which
+    vLLM's Gemma4Attention reads per layer, gemma4.py @ v0.32.0); the last num_kv_shared_layers layers keep no KV
+    cache. Other families: nothing of their own."""
+    if not f.has("global_head_dim") and not f.has("num_kv_shared_layers"):
+        return {}
+    out: dict[str, Any] = {"kv_shared_layers": f.int("num_kv_shared_layers", positive=False) or 0}
+    if out["kv_shared_layers"] >= len(mixers):
+        raise f.fail("num_kv_shared_layers", f"{out['kv_shared_layers']} shared layers leave none of the "
+                                             f"{len(mixers)} to keep a KV cache.")
+    if "full" in mixers and f.has("global_head_dim"):
+        wide = f.req("global_head_dim")
+        kv = f.int("num_global_key_value_heads") if f.raw("attention_k_eq_v") is True else None
+        if wide != shape.head_dim or (kv and kv != shape.kv_heads):
+            out.update(full_head_dim=wide, full_kv_heads=kv or shape.kv_heads)
+    return out
+
+
 def _unmodelled(f: Fields) -> tuple[str, ...]:
     """What the config describes that the shape does not carry, said in every capacity report. Gemma 4's keys as
     vLLM reads them: vllm/model_executor/models/gemma4.py @ v0.32.0."""
@@ -694,14 +714,8 @@ def _unmodelled(f: Fields) -> tuple[str, ...]:
                    "token per layer) and its weights are not counted; KV figures cover the MLA latent only")
     head, wide = f.int("head_dim"), f.int("global_head_dim")
     if wide and head and wide != head:
-        kv = f.int("num_global_key_value_heads")
-        shared = " with K and V one tensor (attention_k_eq_v)" if f.raw("attention_k_eq_v") is True else ""
-        out.append(f"full-attention layers' own head shape ({kv or 'the same'} KV heads of {wide}{shared}) is not "
-                   f"modelled: their KV cache and projections are counted as the sliding layers' ({head} per head)")
-    shared_layers = f.int("num_kv_shared_layers", positive=False) or 0
-    if shared_layers:
-        out.append(f"KV sharing: the last {shared_layers} layers reuse earlier layers' KV cache "
-                   "(num_kv_shared_layers); it is counted for every layer, so KV capacity reads low")
+        out.append(f"full-attention layers' projections ({wide} per head) and the attention time of every layer are "
+                   f"counted at the sliding layers' head size ({head}); their KV cache is counted at its own")
     return tuple(out)
 
 

@@ -220,6 +220,13 @@ class ModelSpec(_Strict):
     layer_ffns: tuple[Literal["dense", "moe", "none"], ...] = ()
     sliding_window: Optional[int] = None
     attention_chunk_size: Optional[int] = None
+    # Added: Gemma 4's full-attention layers have a head size and KV head count of their own
+    # (global_head_dim, num_global_key_value_heads under attention_k_eq_v); None = the same as the other layers'
+    full_head_dim: Optional[int] = None
+    full_kv_heads: Optional[int] = None
+    # Added: the last kv_shared_layers layers read an earlier layer's KV cache and keep none of their own
+    # (Gemma 4's num_kv_shared_layers)
+    kv_shared_layers: int = 0
     ssm: Optional[SsmSpec] = None  # the recurrent mixer of the linear layers
     # Added: shapes outside the Llama mould.
     mlp_gated: bool = True  # False: two-matrix MLP (GPT-2 c_fc/c_proj, OPT fc1/fc2)

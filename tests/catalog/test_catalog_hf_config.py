@@ -340,18 +340,21 @@ def test_a_family_with_no_length_gets_vllms_assumed_2048():
     assert "vLLM assumes 2048" in spec.notes
 
 
-def test_gemma_4_parts_the_shape_does_not_carry_are_said_not_silently_dropped(tmp_path):
+def test_gemma_4_full_layers_keep_their_own_head_shape_and_shared_layers_no_cache(tmp_path):
     # the keys of Gemma 4's E-models (gemma-4-E2B-it): full layers with their own head size, KV shared by the last
-    # layers, per-layer embeddings; each would move memory by GiBs, so each is named in every capacity report
+    # 20 layers; the 31B's full layers also have their own KV heads (num_global_key_value_heads under
+    # attention_k_eq_v). What is still counted at the sliding layers' shape is said in every report.
     text = {"model_type": "gemma4_text", "hidden_size": 1536, "intermediate_size": 6144, "num_attention_heads": 8,
             "num_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "num_hidden_layers": 35,
             "vocab_size": 262144, "max_position_embeddings": 131072, "sliding_window": 512,
+            "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
             "num_kv_shared_layers": 20, "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144}
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gemma4", "text_config": text}))
-    notes = " ".join(read_model_path(tmp_path).unmodelled)
-    assert "heads of 512" in notes and "last 20 layers" in notes
-    # the catalog's 31B keeps the keys through its trimmed config: 4 KV heads of 512 on its full layers
-    assert "4 KV heads of 512" in get_model("nvidia/Gemma-4-31B-IT-NVFP4").unmodelled[0]
+    spec = read_model_path(tmp_path)
+    assert (spec.full_head_dim, spec.full_kv_heads, spec.kv_shared_layers) == (512, 1, 20)
+    assert "512 per head" in " ".join(spec.unmodelled)
+    big = get_model("nvidia/Gemma-4-31B-IT-NVFP4")
+    assert (big.full_head_dim, big.full_kv_heads, big.num_key_value_heads, big.head_dim) == (512, 4, 16, 256)
 
 
 def test_gemma_4_per_layer_inputs_and_double_wide_mlps_are_counted_in_the_weights():
