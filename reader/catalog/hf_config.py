@@ -31,6 +31,8 @@ _DEFAULTS_SOURCE = (
     "models/qwen3_next/configuration_qwen3_next.py (layer_types from full_attention_interval), "
     "models/gptj/configuration_gptj.py (GPTJConfig: n_inner None = 4 x n_embd), "
     "models/minicpm3/configuration_minicpm3.py @ 5.19.0 (MiniCPM3Config: v_head_dim None = hidden / heads), "
+    "models/llama/configuration_llama.py and models/mistral/configuration_mistral.py @ 5.19.0 (LlamaConfig, "
+    "MistralConfig: the shape a nested text_config leaves out), "
     "models/falcon/configuration_falcon.py @ v4.57.6 and v5.19.0 (FalconConfig); older Falcon files "
     "(RefinedWeb, RefinedWebModel) follow vLLM's RWConfig, vllm/transformers_utils/configs/falcon.py @ v0.32.0, "
     "and name no length, for which vLLM assumes 2048 (_get_and_verify_max_len, vllm/config/model.py @ v0.32.0)"
@@ -57,6 +59,17 @@ _TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "bloom": {"vocab_size": 250880},  # BloomConfig
     "RefinedWeb": {"vocab_size": 250880, "max_position_embeddings": 2048},
     "RefinedWebModel": {"vocab_size": 250880, "max_position_embeddings": 2048},
+}
+# A nested text_config lists only what differs from its config class (llava-hf/llava-1.5-7b-hf's names its
+# vocabulary and length, not its shape): transformers fills in the class's defaults, LlamaConfig and MistralConfig
+# in transformers 5.19.0 as vLLM 0.32.0 installs it (models/llama/configuration_llama.py 64-84,
+# models/mistral/configuration_mistral.py 63-80). A top-level config missing them is refused as broken instead.
+_LLAMA_SHAPE = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+                "num_attention_heads": 32, "max_position_embeddings": 2048, "tie_word_embeddings": False}
+_NESTED_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": _LLAMA_SHAPE,
+    "mistral": {**_LLAMA_SHAPE, "intermediate_size": 14336, "num_key_value_heads": 8,
+                "max_position_embeddings": 4096 * 32, "sliding_window": 4096},
 }
 # Tencent Hunyuan (vllm/model_executor/models/hunyuan_v1.py @ v0.18.0; served through the Transformers backend at
 # v0.32.0): the head size as attention_head_dim, the routed experts per token as moe_topk, and num_experts,
@@ -255,7 +268,10 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     nas = _nas_blocks(data, file, prefix) if text_type == "nemotron-nas" else None
     if nas is not None:
         data = {**data, **nas.flat}
-    f = Fields(data, file, prefix, _TYPE_DEFAULTS.get(text_type, {}), _KEY_ALIASES.get(text_type),
+    defaults = _TYPE_DEFAULTS.get(text_type, {})
+    if data is text_cfg:  # a nested text config leaves the rest to its class's defaults (llava-hf's)
+        defaults = {**_NESTED_DEFAULTS.get(text_type, {}), **defaults}
+    f = Fields(data, file, prefix, defaults, _KEY_ALIASES.get(text_type),
                _LAYER_LISTS.get(text_type, frozenset()))
     b = _Build(f, model_type, text_type, nas=nas)
     if nas is not None and nas.note:

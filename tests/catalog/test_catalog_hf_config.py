@@ -407,6 +407,25 @@ def test_fuyu_whose_text_config_names_only_its_type_is_read_from_the_top_level()
     assert spec.params_total == pytest.approx(9.397e9, rel=0.001)
 
 
+def test_a_nested_text_config_that_lists_only_what_differs_takes_its_class_defaults(tmp_path):
+    # llava-hf/llava-1.5-7b-hf: text_config names a vicuna-7b-v1.5 Llama by its vocabulary and length alone;
+    # transformers fills LlamaConfig's 4096 wide, 32 layers of 32 heads, MLP 11008: a Llama-2-7B shape
+    text = {"architectures": ["LlamaForCausalLM"], "max_position_embeddings": 4096, "model_type": "llama",
+            "rms_norm_eps": 1e-05, "torch_dtype": "float16", "vocab_size": 32064}
+    config = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "text_config": text,
+              "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "num_hidden_layers": 24}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    spec = read_model_path(tmp_path)
+    assert (spec.hidden_size, spec.num_hidden_layers, spec.num_key_value_heads, spec.intermediate_size) == \
+        (4096, 32, 32, 11008)
+    assert spec.params_total == pytest.approx(6.739e9, rel=0.001) and "LlamaConfig" in spec.notes
+    # the same gaps at the top level are a broken file, not a sub-config
+    (tmp_path / "config.json").write_text(json.dumps(text))
+    with pytest.raises(ReaderError) as refused:
+        read_model_path(tmp_path)
+    assert refused.value.key == "num_hidden_layers"
+
+
 def test_a_bare_base_model_architecture_vllm_serves_only_for_embeddings_is_refused_as_pooling(tmp_path):
     # intfloat/e5-mistral-7b-instruct: a Mistral shape under MistralModel, which vLLM registers as an embedding model
     config = {"model_type": "mistral", "architectures": ["MistralModel"], "hidden_size": 4096, "num_hidden_layers": 32,
