@@ -39,7 +39,9 @@ from tests.live._observe_cases import BENCH_CASES, BURSTS, CONSTRAINED, LIGHT, P
 from tests.live._traffic import Scraper, burst, paced, request_lengths  # noqa: E402
 
 CASES = {
-    "burst-kv": {"flags": CONSTRAINED, "traffic": "burst", "load": BURSTS},
+    # the bursts need the engine and the API server apart, as in tests/live/test_live_observe.py (its fixture
+    # `constrained` says why); the paced light load does not
+    "burst-kv": {"flags": CONSTRAINED, "traffic": "burst", "load": BURSTS, "front_apart": True},
     "light": {"flags": LIGHT, "traffic": "paced", "load": PACED},
 }
 SCRAPE_INTERVAL_S = 1.0
@@ -59,7 +61,9 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
     prom_bin = prometheus_binary()
     with tempfile.TemporaryDirectory(prefix="vllm-reader-record-") as tmp:
         tmp_path = Path(tmp)
-        with live_server(venv, spec["flags"], tmp_path / "server.log") as server:
+        with live_server(venv, spec["flags"], tmp_path / "server.log",
+                         front_apart=spec.get("front_apart", False)) as server:
+            apart = server.front_cpus is not None
             with (prometheus_server(prom_bin, [f"127.0.0.1:{server.port}"], tmp_path / "prom")
                   if prom_bin else contextlib.nullcontext()) as prom:
                 if prom is not None:
@@ -91,7 +95,7 @@ def record(case: str, out: Path, version: str = "0.32.0") -> dict:
         "machine": f"{platform.machine()}, {platform.system()}; shared CPU (timings are noisy, counts exact)",
         "server": {"model": "fixtures/live/tiny-llama (2-layer Llama, dummy weights)",
                    "flags": ["--load-format", "dummy", "--dtype", "bfloat16", "--enforce-eager", *spec["flags"]],
-                   "env": {"VLLM_CPU_KVCACHE_SPACE": "1"}},
+                   "env": {"VLLM_CPU_KVCACHE_SPACE": "1"}, "engine_and_api_server_apart": apart},
         "traffic": {"kind": spec["traffic"], "load": load,
                     "requests": [[list(x) for x in lengths] for lengths in batches],
                     "started": started, "finished": finished},

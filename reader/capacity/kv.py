@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..catalog.types import ModelSpec
 from ..errors import ReaderError
@@ -262,67 +263,31 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
               kv_cache_dtype: str = "auto", disable_hybrid: bool = False, *, act_bytes: int = 2,
               num_spec: int = 0, prefix_caching: bool = False, dcp: int = 1,
               ssm_default: str = "model", checkpoint_blocks: int = 0) -> KvLayout:
-    """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none)."""
-    from .shapes import stage_layer_kinds
-
-    lk = model.layer_kinds
-    cached = stage_layer_kinds(model, [model.num_hidden_layers], 0, cached=True)
-    model_kinds = {kind: cached[kind] for kind in ("full", "sliding", "chunked", "linear")}
-    notes = []
-    if model.kv_shared_layers:
-        notes.append(f"KV sharing: the last {model.kv_shared_layers} layers read earlier layers' KV cache and keep "
-                     "none of their own (no KV-cache spec in vLLM)")
-    stage = dict(stage_kinds)
+    """The KV layout of one worker holding `stage_kinds` layers (full/sliding/chunked/linear/none), in vLLM's
+    order: which layers keep a cache and at how many bytes per token, then the pages and block sizes that
+    even them out, then the KV-cache groups the kinds fall into."""
+    notes: list[str] = []
     _, tok1, _ = page_bytes_per_layer(model, tp, kv_bytes, 1, kv_cache_dtype)
-    token_bytes = kind_token_bytes(model, tp, kv_bytes, tok1)
-    if disable_hybrid and (lk.sliding or lk.chunked):
-        # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention, each kind's
-        # layers keeping their own bytes per token
-        attention = {k: model_kinds[k] for k in ("full", "sliding", "chunked")}
-        token_bytes["full"] = sum(n * token_bytes[k] for k, n in attention.items()) / max(1, sum(attention.values()))
-        model_kinds = {"full": sum(attention.values()), "linear": model_kinds["linear"]}
-        stage = {"full": stage.get("full", 0) + stage.get("sliding", 0) + stage.get("chunked", 0),
-                 "linear": stage.get("linear", 0)}
-        notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
-    state = None
-    if lk.linear:
-        state = mamba_state(model, tp, act_bytes, num_spec, ssm_default)
-        aligned = hybrid_block_size(block_size, tok1, state.bytes, model.mla is not None)
-        if aligned != block_size:
-            notes.append(f"hybrid model: vLLM raises the attention block size from {block_size} to {aligned} "
-                         f"tokens so one attention page ({aligned} x {tok1:,.0f} B) holds a layer's recurrent "
-                         f"state ({state.bytes:,} B: {state.text}); the state page is padded to match")
-        block_size = aligned
+    model_kinds, stage, token_bytes = _cached_kinds(model, stage_kinds, kind_token_bytes(model, tp, kv_bytes, tok1),
+                                                    disable_hybrid, notes)
+    state = mamba_state(model, tp, act_bytes, num_spec, ssm_default) if model.layer_kinds.linear else None
+    if state is not None:
+        block_size = _state_aligned_block(model, block_size, tok1, state, notes)
     page, kind_blocks = _even_pages(token_bytes, model_kinds, block_size)
     if any(b != block_size for b in kind_blocks.values()):
         notes.append("attention kinds differ in page size: vLLM raises the smaller kinds' block size to even them "
                      "out (" + ", ".join(f"{k} {b} tokens" for k, b in kind_blocks.items()) + ")")
-    windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
+    # mamba_cache_mode 'align' (prefix caching on) keeps 2 states and the family's prefill checkpoints, 'none'
+    # one; + one per drafted token (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py @ v0.32.0)
+    held = (2 + checkpoint_blocks if prefix_caching else 1) + num_spec
     groups, size_global = _global_groups(model_kinds)
-    kinds = []
-    group_size = 0
-    for kind, g in groups.items():
-        n = stage.get(kind, 0)
-        if kind in windows and not windows[kind]:
-            raise ReaderError(f"model {model.id} has {kind} layers but no window size", key="model")
-        if kind == "linear":
-            assert state is not None
-            # mamba_cache_mode 'align' (prefix caching on) keeps 2 states and the family's prefill checkpoints,
-            # 'none' one; + one per drafted token (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py
-            # @ v0.32.0)
-            held = (2 + checkpoint_blocks if prefix_caching else 1) + num_spec
-            kinds.append(KvKind("linear", n, g, max(page, state.bytes), 0.0, state_blocks=held))
-        else:
-            own = kind_blocks.get(kind, block_size)
-            kinds.append(KvKind(kind, n, g, page, token_bytes[kind], windows.get(kind),
-                                block_size=own if own != block_size else None))
-        group_size = max(group_size, math.ceil(n / g) if n else 0)
+    kinds, group_size = _grouped_kinds(model, groups, stage, token_bytes, page, block_size, kind_blocks, state, held)
     num_groups = sum(groups.values())
-    if lk.linear:
-        held = f"{2 + checkpoint_blocks} with prefix caching: mamba_cache_mode align" + (
+    if state is not None:
+        aligned = f"{2 + checkpoint_blocks} with prefix caching: mamba_cache_mode align" + (
             ", one of them the prefill checkpoint" if checkpoint_blocks else "")
         notes.append("linear-attention/Mamba layers: a constant state per request, one page in each of their "
-                     "KV-cache groups" + (f" ({held})" if prefix_caching else ""))
+                     "KV-cache groups" + (f" ({aligned})" if prefix_caching else ""))
     if len(groups) > 1:
         padding = sum(g * size_global - model_kinds[k] for k, g in groups.items())
         notes.append(f"hybrid model: {num_groups} KV-cache groups of {size_global} layers; a request "
@@ -331,6 +296,62 @@ def kv_layout(model: ModelSpec, stage_kinds: dict[str, int], tp: int, kv_bytes: 
     if dcp > 1:
         notes.append(f"decode context parallel {dcp}: each GPU keeps 1/{dcp} of a request's full-attention tokens")
     return KvLayout(tuple(kinds), block_size, group_size, num_groups, tuple(notes), dcp)
+
+
+def _cached_kinds(model: ModelSpec, stage_kinds: dict[str, int], token_bytes: dict[str, float],
+                  disable_hybrid: bool, notes: list[str]) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
+    """The model's layers that keep a cache, per kind; this worker's; each kind's bytes per token."""
+    from .shapes import stage_layer_kinds
+
+    cached = stage_layer_kinds(model, [model.num_hidden_layers], 0, cached=True)
+    model_kinds = {kind: cached[kind] for kind in ("full", "sliding", "chunked", "linear")}
+    stage = dict(stage_kinds)
+    if model.kv_shared_layers:
+        notes.append(f"KV sharing: the last {model.kv_shared_layers} layers read earlier layers' KV cache and keep "
+                     "none of their own (no KV-cache spec in vLLM)")
+    if disable_hybrid and (model.layer_kinds.sliding or model.layer_kinds.chunked):
+        # --disable-hybrid-kv-cache-manager: every attention layer is treated as full attention, each kind's
+        # layers keeping their own bytes per token
+        attention = {k: model_kinds[k] for k in ("full", "sliding", "chunked")}
+        token_bytes = dict(token_bytes)
+        token_bytes["full"] = sum(n * token_bytes[k] for k, n in attention.items()) / max(1, sum(attention.values()))
+        model_kinds = {"full": sum(attention.values()), "linear": model_kinds["linear"]}
+        stage = {"full": stage.get("full", 0) + stage.get("sliding", 0) + stage.get("chunked", 0),
+                 "linear": stage.get("linear", 0)}
+        notes.append("hybrid KV cache manager disabled: sliding/chunked layers keep the full context")
+    return model_kinds, stage, token_bytes
+
+
+def _state_aligned_block(model: ModelSpec, block_size: int, tok1: float, state: MambaState,
+                         notes: list[str]) -> int:
+    aligned = hybrid_block_size(block_size, tok1, state.bytes, model.mla is not None)
+    if aligned != block_size:
+        notes.append(f"hybrid model: vLLM raises the attention block size from {block_size} to {aligned} "
+                     f"tokens so one attention page ({aligned} x {tok1:,.0f} B) holds a layer's recurrent "
+                     f"state ({state.bytes:,} B: {state.text}); the state page is padded to match")
+    return aligned
+
+
+def _grouped_kinds(model: ModelSpec, groups: dict[str, int], stage: dict[str, int], token_bytes: dict[str, float],
+                   page: float, block_size: int, kind_blocks: dict[str, int], state: Optional[MambaState],
+                   held: int) -> tuple[list[KvKind], int]:
+    """This worker's kinds, each in its number of KV-cache groups, and the most layers a group of them holds."""
+    windows = {"sliding": model.sliding_window, "chunked": model.attention_chunk_size}
+    kinds = []
+    group_size = 0
+    for kind, g in groups.items():
+        n = stage.get(kind, 0)
+        if kind in windows and not windows[kind]:
+            raise ReaderError(f"model {model.id} has {kind} layers but no window size", key="model")
+        if kind == "linear":
+            assert state is not None
+            kinds.append(KvKind("linear", n, g, max(page, state.bytes), 0.0, state_blocks=held))
+        else:
+            own = kind_blocks.get(kind, block_size)
+            kinds.append(KvKind(kind, n, g, page, token_bytes[kind], windows.get(kind),
+                                block_size=own if own != block_size else None))
+        group_size = max(group_size, math.ceil(n / g) if n else 0)
+    return kinds, group_size
 
 
 def v0_block_bytes(layout: KvLayout) -> float:

@@ -593,41 +593,64 @@ def _kv_heads(f: Fields, text_type: str, heads: int) -> int:
     return f.int("num_key_value_heads") or heads
 
 
+def _four_x_unless_given(b: _Build, hidden: int) -> int:
+    return b.f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP, GPTBigMLP)
+
+
+def _gate_and_up_together(b: _Build, hidden: int) -> int:
+    """The original Qwen's and Molmo's configs give gate and up together: each of the MLP's gate, up and down
+    matrices is intermediate_size // 2 wide (QWenMLP, vllm/model_executor/models/qwen.py @ v0.18.0;
+    LanguageModelMLP, molmo.py 567 @ v0.32.0)."""
+    return b.f.req("intermediate_size") // 2
+
+
+def _lfm2_width(b: _Build, hidden: int) -> Optional[int]:
+    """Lfm2MLP under block_auto_adjust_ff_dim: two thirds of intermediate_size, times block_ffn_dim_multiplier,
+    rounded up to block_multiple_of (vllm/model_executor/models/lfm2.py 61-68 @ v0.32.0)."""
+    f = b.f
+    if f.raw("block_auto_adjust_ff_dim") is not True:
+        return None
+    multiplier = f.raw("block_ffn_dim_multiplier")
+    if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))):
+        raise f.fail("block_ffn_dim_multiplier", f"expected a number, got {multiplier!r}.")
+    width = int(int(2 * f.req("intermediate_size") / 3) * (multiplier or 1.0))
+    step = f.int("block_multiple_of") or 1
+    return -(-width // step) * step
+
+
+# The families whose dense MLP width is not plain intermediate_size; a rule may answer None (not this file).
+_MLP_WIDTH_RULES = {
+    "llama4_text": lambda b, hidden: b.f.req("intermediate_size_mlp"),
+    "gpt2": _four_x_unless_given, "gptj": _four_x_unless_given, "gpt_bigcode": _four_x_unless_given,
+    # BloomMLP: dense_h_to_4h / dense_4h_to_h (vllm/model_executor/models/bloom.py @ v0.32.0)
+    "bloom": lambda b, hidden: 4 * hidden,
+    "qwen": _gate_and_up_together, "molmo": _gate_and_up_together,
+    "lfm2": _lfm2_width,
+}
+
+
 def _intermediate(b: _Build, hidden: int, ffns: list[str]) -> int:
-    f, t = b.f, b.text_type
-    if t == "llama4_text":
-        return f.req("intermediate_size_mlp")
-    if t in ("gpt2", "gptj", "gpt_bigcode"):
-        return f.int("intermediate_size") or 4 * hidden  # n_inner None: 4 x n_embd (GPT2MLP, GPTJMLP, GPTBigMLP)
-    if t == "bloom":
-        return 4 * hidden  # BloomMLP: dense_h_to_4h / dense_4h_to_h (vllm/model_executor/models/bloom.py @ v0.32.0)
-    if t in ("qwen", "molmo"):
-        # the original Qwen's and Molmo's configs give gate and up together: each of the MLP's gate, up and down
-        # matrices is intermediate_size // 2 wide (QWenMLP, vllm/model_executor/models/qwen.py @ v0.18.0;
-        # LanguageModelMLP, molmo.py 567 @ v0.32.0)
-        return f.req("intermediate_size") // 2
+    f = b.f
+    rule = _MLP_WIDTH_RULES.get(b.text_type)
+    width = rule(b, hidden) if rule is not None else None
+    if width is not None:
+        return width
     if "dense" not in ffns and not f.has("intermediate_size"):
         return f.req("moe_intermediate_size")  # every layer is MoE: no dense MLP to size (Qwen3.5 MoE)
-    if t == "lfm2" and f.raw("block_auto_adjust_ff_dim") is True:
-        # Lfm2MLP: two thirds of intermediate_size, times block_ffn_dim_multiplier, rounded up to block_multiple_of
-        # (vllm/model_executor/models/lfm2.py 61-68 @ v0.32.0)
-        multiplier = f.raw("block_ffn_dim_multiplier")
-        if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))):
-            raise f.fail("block_ffn_dim_multiplier", f"expected a number, got {multiplier!r}.")
-        width = int(int(2 * f.req("intermediate_size") / 3) * (multiplier or 1.0))
-        step = f.int("block_multiple_of") or 1
-        return -(-width // step) * step
-    shared = f.int("num_kv_shared_layers", positive=False) or 0 if f.raw("use_double_wide_mlp") is True else 0
-    if shared:
-        # Gemma 4: the KV-shared layers' MLPs are twice as wide (Gemma4DecoderLayer, gemma4.py @ v0.32.0); the mean
-        # stands for every MLP, the same weights and FLOPs in all
-        width = f.req("intermediate_size")
-        layers = len(ffns)
-        mean = round(width * (layers + min(shared, layers)) / layers)
-        b.notes.append(f"the last {shared} layers' MLPs are twice as wide (use_double_wide_mlp: {2 * width}): "
-                       f"their mean, {mean}, stands for every MLP (the same weights and FLOPs in all).")
-        return mean
+    if f.raw("use_double_wide_mlp") is True and (f.int("num_kv_shared_layers", positive=False) or 0):
+        return _double_wide_mean(b, len(ffns))
     return f.req("intermediate_size")
+
+
+def _double_wide_mean(b: _Build, layers: int) -> int:
+    """Gemma 4: the KV-shared layers' MLPs are twice as wide (Gemma4DecoderLayer, gemma4.py @ v0.32.0); the mean
+    stands for every MLP, the same weights and FLOPs in all."""
+    shared = b.f.int("num_kv_shared_layers", positive=False)
+    width = b.f.req("intermediate_size")
+    mean = round(width * (layers + min(shared, layers)) / layers)
+    b.notes.append(f"the last {shared} layers' MLPs are twice as wide (use_double_wide_mlp: {2 * width}): "
+                   f"their mean, {mean}, stands for every MLP (the same weights and FLOPs in all).")
+    return mean
 
 
 def _learned_positions(b: _Build) -> int:
