@@ -210,9 +210,16 @@ def _resolve_gpu(d: Deployment, notes: list[Note], catalog, device: Optional[Gpu
     gpu = catalog.get_gpu(DEFAULT_GPU)
     why = (f"the manifest names GPU '{ctx.gpu}' ({ctx.gpu_source}), which the GPU catalog does not have"
            if ctx.gpu and from_manifest else "GPU not given")
-    notes.append(Note(level="warning", message=(
-        f"{why}: assuming {gpu.id}. Every memory and speed figure depends on it; set it with --gpu "
-        "(see `vllm-reader catalog gpus`)")))
+    cpu = on_cpu(d.env)
+    if cpu is not None and not ctx.gpu:
+        notes.append(Note(level="warning", message=(
+            f"vLLM's CPU build ({cpu}): its KV cache is the size it is given, but every speed figure stands on an "
+            f"assumed {gpu.id} and says nothing of a CPU; calibrate a profile of this machine (`vllm-reader "
+            "calibrate`) and pass it with --calibration")))
+    else:
+        notes.append(Note(level="warning", message=(
+            f"{why}: assuming {gpu.id}. Every memory and speed figure depends on it; set it with --gpu "
+            "(see `vllm-reader catalog gpus`)")))
     return gpu, "assumed (not given)" if not ctx.gpu else f"assumed ({why})", True
 
 

@@ -22,6 +22,7 @@ class Metrics(BaseModel):
     completed: int
     goodput_rps: Optional[float] = None
     kv_cache_tokens: Optional[int] = None
+    offered_rps: Optional[float] = None  # open-loop arrivals per second as drawn, not as asked for
 
     @classmethod
     def of(cls, result: SimResult, kv_tokens: Optional[int] = None) -> "Metrics":
@@ -31,4 +32,4 @@ class Metrics(BaseModel):
                    tpot_mean_ms=result.tpot_ms.mean, e2el_p99_ms=result.e2el_ms.p99, preemptions=result.preemptions,
                    completed=result.completed,
                    goodput_rps=result.goodput.request_goodput if result.goodput is not None else None,
-                   kv_cache_tokens=kv_tokens)
+                   kv_cache_tokens=kv_tokens, offered_rps=result.offered_rate)

@@ -79,7 +79,7 @@ def diagnose(resolved: ResolvedDeployment, slos_ms: Optional[dict[str, float]] =
     else:
         base_result = scenario.run()
         verdict = decide(from_simulation(base_result), scenario.slos_ms, compute_ridge(resolved))
-        note_overload(verdict, base_result.request_throughput, scenario.workload)
+        note_overload(verdict, base_result.request_throughput, base_result.offered_rate)
     starts = not errors and scenario.starts and not refused
     if refused and scenario.starts:
         errors = errors or [FindingRef(rule="LOG", severity="error", message=log.refusal.message)]
@@ -119,7 +119,7 @@ def _consistent(d: Diagnosis, scenario: Scenario, result: SimResult, tried: list
     if not refuted:
         return d.verdict
     verdict = decide(from_simulation(result), scenario.slos_ms, compute_ridge(scenario.resolved), refuted)
-    note_overload(verdict, result.request_throughput, scenario.workload)
+    note_overload(verdict, result.request_throughput, result.offered_rate)
     return verdict
 
 

@@ -14,9 +14,11 @@ def p99(m: Any, metric: str) -> Optional[float]:
 
 def overload(load: float, m: Any, evidence: Any) -> Optional[float]:
     """offered / completed requests per second where the queue grew (a tenth of the requests waited at
-    once, and arrivals outran completions by a tenth); None where the replica keeps up. A stable run also
-    completes a little slower than requests arrive, because it ends one drain after the last arrival."""
-    ratio = load / m.request_throughput
+    once, and arrivals outran completions by a tenth); None where the replica keeps up. Offered is the rate the
+    run's arrivals were drawn at (a short Poisson run strays from `load` by several percent either way), `load`
+    where the run offers none. A stable run also completes a little slower than requests arrive, because it ends
+    one drain after the last arrival."""
+    ratio = (m.offered_rps or load) / m.request_throughput
     queue_grew = evidence is not None and evidence.waiting_peak >= 0.1 * max(m.completed, 1)
     return ratio if queue_grew and ratio >= OVERLOADED else None
 

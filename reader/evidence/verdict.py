@@ -261,16 +261,12 @@ def _ms(value: Optional[float]) -> str:
     return f"{value / 1000:.2f} s" if value >= 10_000 else f"{value:.1f} ms"
 
 
-def note_overload(verdict: Verdict, completed_per_s: float, workload) -> None:
-    """Open-loop arrivals (no concurrency cap) faster than the simulated deployment completes
-    requests: the queue grows for the whole run whatever the scheduler does, so say how far over."""
-    arrival = workload.arrival
-    if workload.max_concurrency is not None or arrival.size < 2 or not completed_per_s:
+def note_overload(verdict: Verdict, completed_per_s: float, offered: Optional[float]) -> None:
+    """Open-loop arrivals (offered per second; None for a closed loop or a burst) faster than the simulated
+    deployment completes requests: the queue grows for the whole run whatever the scheduler does, so say how far
+    over."""
+    if not offered or not completed_per_s:
         return
-    span = float(arrival[-1] - arrival[0])
-    if span <= 0:
-        return  # everything at once: a burst, not a rate
-    offered = (arrival.size - 1) / span
     factor = round(offered / completed_per_s, 2)
     if factor < 1.25:
         return

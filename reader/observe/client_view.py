@@ -46,7 +46,7 @@ def client_figures(histograms: dict[str, Optional[Histogram]]) -> list[Figure]:
         h = histograms.get(histogram)
         if h is None or h.count <= 0:
             continue
-        n = h.counts[-1]
+        n = h.count
         low, _ = h.bucket_of_rank(math.floor(q * (n - 1)) + 1)
         if low <= 0:
             continue   # the first bucket: "at least 0" says nothing

@@ -93,6 +93,7 @@ def summarize(run: EngineRun, *, seed: int, slos_ms: dict[str, float] | None = N
         total_input_tokens=int(in_tok.sum()),
         total_output_tokens=int(out_tok.sum()),
         request_throughput=n_done / duration,
+        offered_rate=run.workload.offered_rate,
         output_throughput=float(out_tok.sum()) / duration,
         total_token_throughput=float(out_tok.sum() + in_tok.sum()) / duration,
         ttft_ms=latency_stats(ttft),

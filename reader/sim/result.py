@@ -105,6 +105,7 @@ class SimResult(BaseModel):
     request_throughput: float
     output_throughput: float
     total_token_throughput: float
+    offered_rate: float | None = None  # open-loop arrivals per second as drawn (Workload.offered_rate)
     ttft_ms: LatencyStats
     tpot_ms: LatencyStats
     itl_ms: LatencyStats

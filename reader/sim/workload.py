@@ -205,6 +205,15 @@ class Workload:
     def longest_request(self) -> int:
         return int((self.prompt_len + self.output_len).max())
 
+    @property
+    def offered_rate(self) -> float | None:
+        """Open-loop arrivals per second as drawn (a Poisson draw of a few hundred strays from its nominal rate by
+        several percent); None for a closed loop or a burst, which offer no rate."""
+        if self.max_concurrency is not None or self.arrival.size < 2:
+            return None
+        span = float(self.arrival[-1] - self.arrival[0])
+        return (self.arrival.size - 1) / span if span > 0 else None
+
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)

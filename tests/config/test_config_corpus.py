@@ -264,7 +264,8 @@ LOADS = {
         {"max_model_len": 120000, "max_num_seqs": 1024, "max_num_batched_tokens": 120000}, "MI300X", 1, []),
     "kubeai_model_llama-3.1-8b-instruct-cpu.yaml": (
         "kubeai-model", "meta-llama/Meta-Llama-3.1-8B-Instruct",
-        {"max_model_len": 32768, "max_num_batched_tokens": 32768}, "cpu", 6, []),
+        # resourceProfile cpu:6 is KubeAI's CPU profile: six units of CPU and memory, no GPU
+        {"max_model_len": 32768, "max_num_batched_tokens": 32768}, None, None, []),
     "kubeai_model_llama-3.1-8b-instruct-fp8-l4.yaml": (
         "kubeai-model", "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
         {"max_model_len": 16384, "max_num_batched_tokens": 16384, "gpu_memory_utilization": 0.9}, "L4", 1, []),

@@ -60,6 +60,8 @@ FORMS_TABLE = [
      "0.33.0", None, 1),
     ("kubeai-model.yaml", "kubeai-model", "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
      {"max_model_len": 16384, "enable_prefix_caching": True}, "0.33.0", "L4", 1),
+    ("kubeai-cpu-profile.yaml", "kubeai-model", "Qwen/Qwen2.5-0.5B-Instruct", {"max_model_len": 8192}, "0.33.0", None,
+     None),
     ("rayservice.yaml", "ray-serve-llm", "Qwen/Qwen2.5-7B-Instruct",
      {"tensor_parallel_size": 2, "max_model_len": 8192, "max_num_seqs": 40}, "0.33.0", "A10G", 2),
     ("platform.yaml", "yaml-command", "mistralai/Mistral-7B-Instruct-v0.3", {"max_num_seqs": 24}, "0.33.0", None,
@@ -204,6 +206,14 @@ def test_a_storage_uri_model_is_said_and_an_hf_uri_is_an_id():
 def test_gpu_facts_of_a_ray_serve_config_and_a_kubeai_profile_resolve():
     assert resolve(load("rayservice.yaml")).gpu.id == "A10G"
     assert resolve(load("kubeai-model.yaml")).gpu.id == "L4"
+
+
+def test_a_kubeai_cpu_profile_names_no_gpu_and_its_count_is_not_gpus():
+    d = load("kubeai-cpu-profile.yaml")
+    assert any("KubeAI's CPU profile" in n.message and "names no GPU" in n.message for n in d.notes)
+    r = resolve(d)
+    assert r.gpu_count == 1 and r.gpu_assumed
+    assert any("vLLM's CPU build" in n.message and "says nothing of a CPU" in n.message for n in r.notes)
 
 
 def test_a_command_line_that_also_parses_as_yaml_is_read_as_a_command(tmp_path):

@@ -16,6 +16,11 @@ from ..yamlsafe import YamlDoc
 from .gpu_hints import gpu_from_accelerator
 
 
+# The chart's CPU profile: imageName "cpu" (a vLLM CPU image) and, per unit, requests of 1 CPU and 2Gi of memory
+# (charts/kubeai/values.yaml resourceProfiles.cpu, substratusai/kubeai @ 00218190ccce).
+CPU_PROFILE = "cpu"
+
+
 def is_kubeai_model(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == "Model" and "kubeai" in str(data.get("apiVersion", ""))
 
@@ -37,7 +42,11 @@ def kubeai_model(doc: YamlDoc, file: Optional[str]) -> list[Invocation]:
     inv.tokens = [Token(str(arg), loc("args", i)) for i, arg in enumerate(spec.get("args") or [])]
     inv.env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()} if isinstance(spec.get("env"), dict) else {}
     profile = str(spec.get("resourceProfile") or "")
-    if profile:
+    if profile.partition(":")[0].strip() == CPU_PROFILE:
+        inv.notes.append(Note(level="info", loc=loc("resourceProfile"), message=(
+            f"spec.resourceProfile {profile} is KubeAI's CPU profile: its count multiplies the profile's CPU and "
+            "memory requests and names no GPU; KubeAI runs it on vLLM's CPU image")))
+    elif profile:
         gpu, _, count = profile.partition(":")
         inv.gpu_name = Hint(gpu_from_accelerator(gpu, "kubeai_profiles"), f"spec.resourceProfile {profile}",
                             loc("resourceProfile"))
