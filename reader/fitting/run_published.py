@@ -5,7 +5,7 @@ import math
 from typing import Optional
 
 from ..errors import ReaderError
-from .fit_published import (Case, corrected, fit, free_terms, held, profile_of, report, require_runs,
+from .fit_published import (WEIGHTS, Case, corrected, fit, free_terms, held, profile_of, report, require_runs,
                             response_delay_s, surrogate, unfitted)
 from ..calibration.profile import CalibrationProfile, default_profile
 from .published import PublishedRun, read_published, replay, resolve_run
@@ -25,21 +25,29 @@ def from_published(path: str, gpu: Optional[str], name: Optional[str]) -> Calibr
     base = default_profile()
     cases, skipped = _cases(runs)
     measured_steps = base.fitted_on.device == spec.id
-    free = _started(free_terms(cases, measured_steps), _shipped_values(spec.id))
+    start = _shipped_values(spec.id)
+    free = _started(free_terms(cases, measured_steps), start)
     label = name or f"{spec.id.lower()}-published"
-    values: dict[str, float] = {}
-    best: Optional[tuple] = None
-    for _ in range(ROUNDS):
-        values, result = fit(cases, base.coefficients().replace(**held(), **values), free, _model_for)
+
+    def judged(values: dict[str, float], result) -> tuple:
+        nonlocal cases
         draft = profile_of(label, spec, base, values, free, report([], free, result, []), path, runs)
         cases, points, failed = _replayed(cases, draft)
-        error = _replay_error(points)
-        if best is None or error < best[0]:
-            best = (error, draft, points, result, failed)
+        return _replay_error(points), draft, points, result, failed
+
+    # the shipped profile is the first candidate: a search that replays worse than where it started keeps it
+    candidates = [judged({f.name: start[f.name] for f in free if f.name in start}, None)] if start else []
+    values: dict[str, float] = {}
+    for _ in range(ROUNDS):
+        values, result = fit(cases, base.coefficients().replace(**held(), **values), free, _model_for)
+        candidates.append(judged(values, result))
         free = _started(free, values)
-    _, draft, points, result, failed = best
-    return draft.model_copy(update={"fit": report(points, free, result, skipped + failed,
-                                                  unfitted(cases, measured_steps))})
+    best = min(range(len(candidates)), key=lambda i: candidates[i][0])
+    _, draft, points, result, failed = candidates[best]
+    kept = ["no round of the search replayed better than the shipped profile it started from: its values are "
+            "kept"] if start and best == 0 else []
+    fit_report = report(points, free, result, skipped + failed, unfitted(cases, measured_steps))
+    return draft.model_copy(update={"fit": fit_report.model_copy(update={"warnings": fit_report.warnings + kept})})
 
 
 def _shipped_values(gpu_id: str) -> dict[str, float]:
@@ -57,14 +65,14 @@ def _started(free: list, values: dict[str, float]) -> list:
 
 
 def _replay_error(points: list) -> float:
-    """What a round is judged by: the full replay's median |error| of mean TPOT plus that of mean TTFT (the
-    surrogate's loss can fall while the replay's errors grow, when the per-run corrections go stale)."""
+    """What a round is judged by: the full replay's median |error| per metric, weighted as the search weighs them
+    (WEIGHTS: TTFT twice TPOT). The surrogate's loss can fall while the replay's errors grow, when the per-run
+    corrections go stale."""
     import numpy as np
 
     if not points:
         return math.inf
-    return sum(float(np.median([abs(p[k] / m[k] - 1.0) for _, m, p in points]))
-               for k in ("mean_tpot_ms", "mean_ttft_ms"))
+    return sum(w * float(np.median([abs(p[k] / m[k] - 1.0) for _, m, p in points])) for k, w in WEIGHTS.items())
 
 
 def _model_for(case: Case, coefficients):
