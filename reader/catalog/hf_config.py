@@ -106,7 +106,9 @@ _UNTIED_BY_DEFAULT = {
     "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4_text", "qwen3_next", "nemotron_h",
     "qwen3_5_text", "qwen3_5_moe_text", "gptj", "phi", "qwen",
 }
-_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+# the language model's type where the file does not name it: Ultravox's text_config is a LlamaConfig unless it
+# names another type (UltravoxConfig, vllm/transformers_utils/configs/ultravox.py @ v0.32.0)
+_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "ultravox": "llama"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "lfm2"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
@@ -197,7 +199,11 @@ READ_KEYS = frozenset({
     "moe_topk", "num_shared_expert", "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "block_configs",
     "thinker_config", "n_embed", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v",
     "num_kv_shared_layers", "hidden_size_per_layer_input", "vocab_size_per_layer_input", "use_double_wide_mlp",
+    "language_config", "text_model_id",
 })
+
+
+_TEXT_SECTIONS = ("text_config", "llm_config", "language_config")
 
 
 def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,7 +212,7 @@ def trim_config(config: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in READ_KEYS:
             continue
-        if key in ("text_config", "llm_config") and isinstance(value, dict):
+        if key in _TEXT_SECTIONS and isinstance(value, dict):
             value = trim_config(value)
         elif key == "thinker_config" and isinstance(value, dict):
             value = {k: trim_config(v) if k == "text_config" else {"model_type": v.get("model_type")}
@@ -343,7 +349,11 @@ def _text_config(config: Mapping[str, Any]) -> tuple[str, Any]:
     InternVL's llm_config, which vLLM renames to text_config and builds the language model from
     (vllm/transformers_utils/config.py "llm_config": "text_config"; vllm/model_executor/models/internvl.py
     @ v0.32.0); or an omni model's thinker_config.text_config (Qwen2.5-Omni: vLLM serves the thinker, whose text
-    config is the model's, qwen2_5_omni_thinker.py and thinker_uses_mrope in transformers_utils/config.py)."""
+    config is the model's, qwen2_5_omni_thinker.py and thinker_uses_mrope in transformers_utils/config.py); or
+    DeepSeek-VL2's language_config, which its config class builds the text config from (DeepseekVLV2Config,
+    vllm/transformers_utils/configs/deepseek_vl2.py @ v0.32.0)."""
+    if config.get("model_type") == "deepseek_vl_v2" and "text_config" not in config:
+        return "language_config", config.get("language_config")
     thinker = config.get("thinker_config")
     if "text_config" not in config and isinstance(thinker, dict) and "text_config" in thinker:
         return "thinker_config.text_config", thinker["text_config"]

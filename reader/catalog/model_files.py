@@ -96,11 +96,48 @@ def read_model_files(files: ModelFiles, *, model_id: str, source: str) -> ModelS
     modelopt = read_json(files.modelopt) if files.modelopt else None
     quant_file = (files.quant_file.name, read_json(files.quant_file)) if files.quant_file else None
     if files.fmt == "hf":
-        return spec_from_config(read_json(files.main), model_id=model_id, source=source, file=str(files.main),
+        config = read_json(files.main)
+        linked = linked_text_model(config, str(files.main))
+        if linked is not None:
+            return _wrapping(linked, config, model_id, source, str(files.main))
+        return spec_from_config(config, model_id=model_id, source=source, file=str(files.main),
                                 modelopt=modelopt, quant_file=quant_file)
     defaults = read_json(files.config) if files.config else {}
     config = config_from_params(read_json(files.main), defaults, str(files.main))
     return spec_from_config(config, model_id=model_id, source=source, file=str(files.main), modelopt=modelopt)
+
+
+def linked_text_model(config: dict[str, Any], file: str) -> Optional[str]:
+    """The repository of the language model an Ultravox config wraps: text_model_id, whose own config vLLM loads
+    in place of any text_config (UltravoxConfig, vllm/transformers_utils/configs/ultravox.py @ v0.32.0 and
+    v0.18.0); None where the language model's shape is in this file."""
+    if config.get("model_type") != "ultravox" or config.get("text_model_id") is None:
+        return None
+    linked = config["text_model_id"]
+    if not isinstance(linked, str) or not linked.strip():
+        raise ReaderError(f"expected the language model's Hugging Face id, got {linked!r}.",
+                          file=file, key="text_model_id")
+    return linked.strip()
+
+
+def _wrapping(linked: str, config: dict[str, Any], model_id: str, source: str, file: str) -> ModelSpec:
+    """The wrapper as its language model, read by the same resolver as any model vllm-reader is given."""
+    from .resolution import resolve_model
+
+    found = resolve_model(linked)
+    if not found.found:
+        raise ReaderError(f"the language model {linked}, whose shape vLLM reads from its own repository, is not "
+                          f"to be found ({found.problem or 'not found'}).", file=file, key="text_model_id",
+                          hint=f"Put {linked}'s config.json in the Hugging Face cache (`huggingface-cli download "
+                          f"{linked} config.json`), or give the language model itself with --model.")
+    text = found.spec
+    architectures = tuple(a for a in config.get("architectures") or () if isinstance(a, str))
+    note = (f"the language model is {text.id} (text_model_id, read from {found.location}); the audio encoder and "
+            "projector are not counted")
+    return text.model_copy(update={
+        "id": model_id, "aliases": (), "architectures": architectures or text.architectures,
+        "is_multimodal": True, "source": f"{source}; language model: {text.source}",
+        "notes": f"{note}. {text.notes}".strip() if text.notes else note + "."})
 
 
 def read_model_path(path: str | Path, *, model_id: Optional[str] = None, source: Optional[str] = None,
