@@ -73,8 +73,10 @@ TABLE = {
     "recipes_llama3.3_hopper.yaml": ("checked", "0.33.0", set()),
     "recipes_llama4_blackwell.yaml": ("checked", "0.33.0", set()),
     "recipes_qwen3-coder-480b_fp8_dp8_ep.sh": ("checked", "0.33.0", set()),
-    # "method": "qwen3_next_mtp": a deprecated alias of "mtp" at 0.18.x (VR323); not verified at 0.33.0
-    "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", set()),
+    # "method": "qwen3_next_mtp": a deprecated alias of "mtp" at 0.18.x (VR323); at 0.33.0 the recipe's
+    # --no-enable-chunked-prefill beside the hybrid model's default prefix caching is refused (VR217: the real
+    # 0.32.0 refused it, fixtures/differential/corpus-vllm-0.32.0.jsonl)
+    "recipes_qwen3-next_mtp.sh": ("checked", "0.33.0", {"VR217"}),
     "recipes_qwen3.8-27b_nvfp4_2x5090.sh": ("checked", "0.33.0", {"VR906"}),
     "skypilot_serve-openai-api_llama2-7b_L4.sky.yaml": ("checked", "0.33.0", set()),
     "skypilot_vllm-multinode_llama4-maverick_tp8_pp2.sky.yaml": ("checked", "0.33.0", set()),
