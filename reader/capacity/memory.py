@@ -39,9 +39,8 @@ class StageInfo:
 def weights_bytes(model: ModelSpec, shapes: GpuShapes, stage: StageInfo, pp: int) -> Figure:
     """Weights one GPU of this stage holds (model_runner.model_memory_usage)."""
     act = shapes.wfmt.act_bytes
-    attention_layers = stage.kinds.get("full", 0) + stage.kinds.get("sliding", 0) + stage.kinds.get("chunked", 0)
     parts = {
-        "attention": attention_layers * shapes.attn_bytes(),
+        "attention": _attention_bytes(shapes, stage),
         "linear mixers": stage.kinds.get("linear", 0) * shapes.mixer_bytes(),
         "dense MLP": stage.dense_layers * shapes.dense_mlp_bytes(),
         "MoE": stage.moe_layers * shapes.moe_bytes(),
@@ -56,6 +55,16 @@ def weights_bytes(model: ModelSpec, shapes: GpuShapes, stage: StageInfo, pp: int
     how += f"; TP {shapes.tp}" + (f", EP {shapes.ep}" if shapes.ep > 1 else "") + f"; {stage.layers} layers)"
     return Figure(value=total, unit="bytes", how=how, source="parameter shapes from the model config; "
                   "sharding as in vLLM's parallel linear layers (reader/capacity/shapes.py)")
+
+
+def _attention_bytes(shapes: GpuShapes, stage: StageInfo) -> float:
+    """The stage's attention layers, each kind at its own shapes; the KV-shared ones without K and V."""
+    cached = stage.cached_kinds or stage.kinds
+    total = 0.0
+    for kind in ("full", "sliding", "chunked"):
+        n, own = stage.kinds.get(kind, 0), cached.get(kind, 0)
+        total += own * shapes.attn_bytes(kind) + (n - own) * shapes.attn_bytes(kind, cached=False)
+    return total
 
 
 def _forward_peak(model: ModelSpec, shapes: GpuShapes, tokens: int, moe_tokens: int) -> tuple[float, str]:

@@ -214,9 +214,25 @@ class GpuShapes:
     wfmt: WeightFormat
     mixer: tuple[Gemm, ...] = ()  # one linear-attention / Mamba layer's projections
     mixer_small_params: int = 0  # its conv weights, A/D/dt_bias and gated norm (16-bit)
+    # Gemma 4: a full-attention layer's projections at its own head size and KV heads, where they differ
+    attn_full: tuple[Gemm, ...] = ()
+    q_gate: bool = False  # Qwen3-Next: the qkv projection's q part is twice the heads' width (the output gate)
 
-    def attn_bytes(self) -> float:
-        return sum(g.weight_bytes for g in self.attn)
+    def attn_bytes(self, kind: str = "sliding", cached: bool = True) -> float:
+        """One attention layer's weights: a full-attention layer's own where it has them; a KV-shared layer
+        (cached False) holds q_proj and o_proj only (Gemma4Attention, gemma4.py @ v0.32.0)."""
+        gemms = self.attn_full if kind == "full" and self.attn_full else self.attn
+        total = sum(g.weight_bytes for g in gemms)
+        if not cached and gemms[0].name == "qkv":
+            qkv = gemms[0]
+            total -= qkv.weight_bytes * (2 * self.kv_width(kind)) / qkv.n
+        return total
+
+    def kv_width(self, kind: str) -> int:
+        """K's (and V's) width in this GPU's qkv projection for a layer of `kind`."""
+        gemms = self.attn_full if kind == "full" and self.attn_full else self.attn
+        q_width = gemms[-1].k * (2 if self.q_gate else 1)
+        return (gemms[0].n - q_width) // 2
 
     def mixer_bytes(self) -> float:
         return sum(g.weight_bytes for g in self.mixer) + self.mixer_small_params * self.wfmt.act_bytes
@@ -257,6 +273,8 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
     h = model.hidden_size
     nh = max(1, model.num_attention_heads // tp)
     attn, kvh = _attention_gemms(model, nh, tp, wfmt.attn_bits)
+    full = _attention_gemms(model, nh, tp, wfmt.attn_bits, model.full_head_dim, model.full_kv_heads)[0] \
+        if model.full_head_dim else []
     inter = _round_up(model.intermediate_size, tp) // tp
     if model.mlp_gated:
         dense = (Gemm("gate_up", h, 2 * inter, wfmt.mlp_bits), Gemm("down", inter, h, wfmt.mlp_bits))
@@ -268,11 +286,13 @@ def gpu_shapes(model: ModelSpec, gpu: GpuSpec, wfmt: WeightFormat, tp: int = 1, 
     mixer, small = _mixer_gemms(model, tp, wfmt.mixer_bits) if model.ssm is not None else ((), 0)
     # learned positions are replicated; Gemma 4's per-layer input table is vocab-parallel like the embedding
     embed = vocab_local * h + model.learned_positions * h + model.per_layer_input_params // tp
-    return GpuShapes(tp, ep, nh, kvh, tuple(attn), dense, moe, lm_head, embed, wfmt, mixer, small)
+    return GpuShapes(tp, ep, nh, kvh, tuple(attn), dense, moe, lm_head, embed, wfmt, mixer, small, tuple(full),
+                     model.attn_output_gate)
 
 
-def _attention_gemms(model: ModelSpec, nh: int, tp: int, bits: float) -> tuple[list[Gemm], int]:
-    h, hd = model.hidden_size, model.head_dim
+def _attention_gemms(model: ModelSpec, nh: int, tp: int, bits: float, head_dim: int | None = None,
+                     kv_heads: int | None = None) -> tuple[list[Gemm], int]:
+    h, hd = model.hidden_size, head_dim or model.head_dim
     mla = model.mla or model.low_rank_attention  # MiniCPM3: MLA's projections, yet a K and V per head cached
     if mla is not None:
         qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
@@ -285,7 +305,7 @@ def _attention_gemms(model: ModelSpec, nh: int, tp: int, bits: float) -> tuple[l
                  Gemm("kv_b", mla.kv_lora_rank, nh * (mla.qk_nope_head_dim + mla.v_head_dim), bits),
                  Gemm("o", nh * mla.v_head_dim, h, bits)]
         return attn, (1 if model.mla is not None else max(1, model.num_key_value_heads // tp))
-    kvh = max(1, model.num_key_value_heads // tp)
+    kvh = max(1, (kv_heads or model.num_key_value_heads) // tp)
     q = nh * (2 if model.attn_output_gate else 1)  # Qwen3-Next's q_proj also emits the output gate
     return [Gemm("qkv", h, (q + 2 * kvh) * hd, bits), Gemm("o", nh * hd, h, bits)], kvh
 

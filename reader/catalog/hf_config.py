@@ -13,6 +13,7 @@ transformers configuration classes named in `_DEFAULTS_SOURCE`.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -110,7 +111,9 @@ _UNTIED_BY_DEFAULT = {
 # names another type (UltravoxConfig, vllm/transformers_utils/configs/ultravox.py @ v0.32.0)
 _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "ultravox": "llama"}
 _GDN_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}  # Gated DeltaNet linear attention (Qwen3-Next, 3.5)
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "lfm2"} | _GDN_TYPES
+# Gemma 4: q_norm and k_norm with a learned scale per head dimension (v_norm has none: Gemma4Attention, gemma4.py
+# @ v0.32.0)
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma4_text", "lfm2"} | _GDN_TYPES
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 # always biased, whatever attention_bias says (the original Qwen's c_attn: bias=True, c_proj without one,
 # vllm/model_executor/models/qwen.py @ v0.18.0)
@@ -288,6 +291,11 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
     moe = _moe(f, text_type)
     ffns = _ffns(b, layers, moe)
     shape = _shape(b, layers, moe, mixers, ffns)
+    gemma4 = _gemma4_attention(f, shape, mixers)
+    if gemma4:
+        shape = dataclasses.replace(shape, full_head_dim=gemma4.get("full_head_dim"),
+                                    full_kv_heads=gemma4.get("full_kv_heads"),
+                                    kv_shared_layers=gemma4.get("kv_shared_layers", 0))
     latent_cache = shape.mla is not None and text_type not in _PER_HEAD_KV_LOW_RANK_TYPES
     total, active = count_params(shape)
     quant = read_quantization(config, text_cfg, modelopt, file, b.notes, _layer_parts(shape))
@@ -320,7 +328,7 @@ def spec_from_config(config: Mapping[str, Any], *, model_id: str, source: str, f
         layer_mixers=tuple(mixers),
         layer_ffns=tuple(ffns),
         sliding_window=window,
-        **_gemma4_attention(f, shape, mixers),
+        **gemma4,
         attention_chunk_size=chunk,
         ssm=shape.ssm,
         mlp_gated=shape.mlp_gated,
@@ -763,8 +771,8 @@ def _unmodelled(f: Fields) -> tuple[str, ...]:
                    "token per layer) and its weights are not counted; KV figures cover the MLA latent only")
     head, wide = f.int("head_dim"), f.int("global_head_dim")
     if wide and head and wide != head:
-        out.append(f"full-attention layers' projections ({wide} per head) and the attention time of every layer are "
-                   f"counted at the sliding layers' head size ({head}); their KV cache is counted at its own")
+        out.append(f"the attention kernels' time of every layer is counted at the sliding layers' head size ({head}); "
+                   f"the full-attention layers' weights, projections and KV cache are counted at their own ({wide})")
     return tuple(out)
 
 

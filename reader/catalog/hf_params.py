@@ -8,7 +8,7 @@ towers and MTP/draft layers are not counted (vLLM loads those only for images or
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from .types import MLASpec, MoESpec, SsmSpec
@@ -51,6 +51,11 @@ class Shape:
     mixers: tuple[str, ...] = ()  # per layer; empty = every layer full attention
     ffns: tuple[str, ...] = ()  # per layer; empty = MoE where moe.is_moe_layer, else dense
     extra_outer: int = 0  # parameters outside the layers not covered above (OPT's projections)
+    # Gemma 4: full-attention layers' own head size and KV heads; the last kv_shared_layers layers hold no K or V
+    # projection (Gemma4Attention, vllm/model_executor/models/gemma4.py @ v0.32.0)
+    full_head_dim: Optional[int] = None
+    full_kv_heads: Optional[int] = None
+    kv_shared_layers: int = 0
 
     def mixer(self, index: int) -> str:
         return self.mixers[index] if self.mixers else "full"
@@ -83,6 +88,21 @@ def attention_params(s: Shape) -> int:
         params += 2 * s.head_dim
     if s.attention_sinks:
         params += s.heads
+    return params
+
+
+def layer_attention_params(s: Shape, index: int) -> int:
+    """One layer's attention as vLLM builds it: a full-attention layer at its own head size and KV heads where the
+    model gives them (vLLM allocates the V shard of an attention_k_eq_v layer too, filled with K's weights), and a
+    KV-shared layer with q_proj and o_proj only, no k_norm (Gemma4Attention, gemma4.py @ v0.32.0)."""
+    if s.full_head_dim is None and not s.kv_shared_layers:
+        return attention_params(s)
+    wide = s.mixer(index) == "full" and s.full_head_dim is not None
+    own = replace(s, head_dim=s.full_head_dim, kv_heads=s.full_kv_heads or s.kv_heads) if wide else s
+    params = attention_params(own)
+    if index >= s.layers - s.kv_shared_layers:
+        kv_width = own.kv_heads * own.head_dim
+        params -= s.hidden * 2 * kv_width + (2 * kv_width if own.qkv_bias else 0) + (own.head_dim if own.qk_norm else 0)
     return params
 
 
@@ -153,7 +173,6 @@ def params_by_part(s: Shape) -> dict[str, int]:
     parts["embedding"] = s.vocab * s.hidden + s.learned_positions * s.hidden + s.extra_outer
     parts["lm_head"] = 0 if s.tied else s.vocab * s.hidden
     parts["norms"] = norm * (1 + s.norms_per_layer * s.layers)
-    attention = attention_params(s)
     linear = ssm_params(s) if s.ssm is not None else 0
     dense = mlp_params(s, s.intermediate, bias=s.mlp_bias)
     if s.moe is not None:
@@ -166,7 +185,7 @@ def params_by_part(s: Shape) -> dict[str, int]:
     for index in range(s.layers):
         mixer, ffn = s.mixer(index), s.ffn(index)
         if mixer in ATTENTION_MIXERS:
-            parts["attention"] += attention
+            parts["attention"] += layer_attention_params(s, index)
         elif mixer == "linear":
             parts["linear_mixer"] += linear
         if ffn == "dense":
@@ -185,14 +204,12 @@ def count_params(s: Shape) -> tuple[int, Optional[int]]:
     outer = embed + (0 if s.tied else s.vocab * s.hidden) + norm + s.extra_outer
     total = active = outer
     moe_total, moe_active = moe_layer_params(s) if s.moe else (0, 0)
-    attention = attention_params(s)
-    mixer_params = {kind: attention for kind in ATTENTION_MIXERS}
-    mixer_params["none"] = 0
-    if s.ssm is not None:
-        mixer_params["linear"] = ssm_params(s)
+    mixer_params = {"none": 0, "linear": ssm_params(s) if s.ssm is not None else 0}
     dense = mlp_params(s, s.intermediate, bias=s.mlp_bias)
     for index in range(s.layers):
-        layer = s.norms_per_layer * norm + mixer_params[s.mixer(index)]
+        mixer = s.mixer(index)
+        layer = s.norms_per_layer * norm + (layer_attention_params(s, index) if mixer in ATTENTION_MIXERS
+                                            else mixer_params[mixer])
         ffn = s.ffn(index)
         if ffn == "moe":
             total += layer + moe_total

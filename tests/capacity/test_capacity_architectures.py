@@ -308,3 +308,19 @@ def test_nemotron_h_mamba2_layers_hold_a_prefill_checkpoint_under_prefix_caching
                    enable_prefix_caching=True)
     full = math.ceil(8192 / cap.block_size)
     assert cap.max_concurrency.value == pytest.approx(cap.num_gpu_blocks.value / (full + 6 * held))
+
+
+def test_gemma_4_full_attention_layers_hold_and_run_their_own_projections():
+    # nvidia/Gemma-4-31B-IT-NVFP4: sliding layers 32 query heads and 16 KV heads of 256; full layers 4 KV heads of
+    # 512 (attention_k_eq_v: vLLM still allocates the V shard). On one GPU the qkv projection is 16,384 wide on a
+    # sliding layer and 20,480 on a full one.
+    from reader.capacity.shapes import gpu_shapes, resolve_weight_format
+    from reader.catalog.load import get_gpu, get_model
+
+    spec, gpu = get_model("nvidia/Gemma-4-31B-IT-NVFP4"), get_gpu("B200")
+    shapes = gpu_shapes(spec, gpu, resolve_weight_format(spec, None, "bfloat16", gpu), tp=1)
+    assert (shapes.attn[0].n, shapes.attn_full[0].n) == ((32 + 2 * 16) * 256, (32 + 2 * 4) * 512)
+    assert (shapes.kv_width("sliding"), shapes.kv_width("full")) == (16 * 256, 4 * 512)
+    # a KV-shared layer (the E-models' last layers) holds q_proj and o_proj only
+    assert shapes.attn_bytes("full", cached=False) == pytest.approx(
+        shapes.attn_bytes("full") * (2 * 32 * 512) / (2 * 32 * 512 + 2 * 4 * 512))

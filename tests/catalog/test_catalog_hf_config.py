@@ -352,7 +352,8 @@ def test_gemma_4_full_layers_keep_their_own_head_shape_and_shared_layers_no_cach
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gemma4", "text_config": text}))
     spec = read_model_path(tmp_path)
     assert (spec.full_head_dim, spec.full_kv_heads, spec.kv_shared_layers) == (512, 1, 20)
-    assert "512 per head" in " ".join(spec.unmodelled)
+    assert "full-attention layers' weights, projections and KV cache are counted at their own (512)" in \
+        " ".join(spec.unmodelled)
     big = get_model("nvidia/Gemma-4-31B-IT-NVFP4")
     assert (big.full_head_dim, big.full_kv_heads, big.num_key_value_heads, big.head_dim) == (512, 4, 16, 256)
 
@@ -363,7 +364,13 @@ def test_gemma_4_per_layer_inputs_and_double_wide_mlps_are_counted_in_the_weight
     spec = get_model("google/gemma-4-E2B-it")
     assert spec.per_layer_input_params == pytest.approx(2.390e9, rel=0.001)
     assert spec.intermediate_size == round(6144 * 55 / 35)
-    assert spec.params_total == pytest.approx(4.598e9, rel=0.001)
+    assert spec.params_total == pytest.approx(4.628e9, rel=0.001)
+    # attention as vLLM builds it: the 3 cached full layers at head size 512 (q, k, v, o and the q/k norms), the
+    # 12 cached sliding layers at 256, and the last 20 layers, KV-shared, with q_proj, o_proj and q_norm only
+    h = 1536
+    full, sliding = 3 * (h * (8 + 2) * 512 + 8 * 512 * h + 2 * 512), 12 * (h * (8 + 2) * 256 + 8 * 256 * h + 2 * 256)
+    shared = 4 * (2 * h * 8 * 512 + 512) + 16 * (2 * h * 8 * 256 + 256)
+    assert spec.params_by_part["attention"] == full + sliding + shared
     from reader.capacity.shapes import gpu_shapes, resolve_weight_format
     from reader.catalog.load import get_gpu
 
