@@ -107,7 +107,7 @@ def test_nemotron_h_layers_are_mamba_attention_or_mlp_alone():
 
 
 @pytest.mark.parametrize("version, ssm_bytes, block", [
-    # NemotronHForCausalLMConfig's default under mamba_ssm_cache_dtype auto: float16 @ v0.18.0, float32 @ v0.32.0
+    # NemotronHForCausalLMConfig's default under mamba_ssm_cache_dtype auto: float16 up to v0.19.1, float32 from v0.20.0
     ("0.18.0", 2, 16 * math.ceil((20480 * 3 * 2 + 256 * 64 * 256 * 2) / (16 * 4096))),
     ("0.32.0", 4, 16 * math.ceil((20480 * 3 * 2 + 256 * 64 * 256 * 4) / (16 * 4096))),
 ])
@@ -120,12 +120,13 @@ def test_nemotron_h_state_dtype_follows_the_release(version, ssm_bytes, block):
 
 
 def test_the_readme_gives_nemotron_h_page_with_the_releases_it_holds_for():
-    """The README's architecture table: "Nemotron-H 56B: 2,080 up to vLLM 0.31.0, 4,128 from 0.32.0"."""
+    """The README's architecture table: "Nemotron-H 56B: 2,080 up to vLLM 0.19.1, 4,128 from 0.20.0" (the float32
+    SSM state from v0.20.0, NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE)."""
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
     pages = {v: capacity("nvidia/Nemotron-H-56B-Base-8K", gpu="B200", version=v, max_model_len=8192).block_size
-             for v in ("0.18.0", "0.31.0", "0.32.0", "0.33.0")}
-    assert pages == {"0.18.0": 2080, "0.31.0": 2080, "0.32.0": 4128, "0.33.0": 4128}
-    assert f"Nemotron-H 56B: {pages['0.31.0']:,} up to vLLM 0.31.0, {pages['0.32.0']:,} from 0.32.0" in readme
+             for v in ("0.18.0", "0.19.1", "0.20.0", "0.31.0", "0.33.0")}
+    assert pages == {"0.18.0": 2080, "0.19.1": 2080, "0.20.0": 4128, "0.31.0": 4128, "0.33.0": 4128}
+    assert f"Nemotron-H 56B: {pages['0.19.1']:,} up to vLLM 0.19.1, {pages['0.20.0']:,} from 0.20.0" in readme
 
 
 def test_nemotron_3_super_latent_experts_match_the_published_tensor_count():
