@@ -218,10 +218,14 @@ class GpuShapes:
     attn_full: tuple[Gemm, ...] = ()
     q_gate: bool = False  # Qwen3-Next: the qkv projection's q part is twice the heads' width (the output gate)
 
+    def attn_of(self, kind: str) -> tuple[Gemm, ...]:
+        """One attention layer's projections: a full-attention layer's own where it has them."""
+        return self.attn_full if kind == "full" and self.attn_full else self.attn
+
     def attn_bytes(self, kind: str = "sliding", cached: bool = True) -> float:
-        """One attention layer's weights: a full-attention layer's own where it has them; a KV-shared layer
-        (cached False) holds q_proj and o_proj only (Gemma4Attention, gemma4.py @ v0.32.0)."""
-        gemms = self.attn_full if kind == "full" and self.attn_full else self.attn
+        """One attention layer's weights; a KV-shared layer (cached False) holds q_proj and o_proj only
+        (Gemma4Attention, gemma4.py @ v0.32.0)."""
+        gemms = self.attn_of(kind)
         total = sum(g.weight_bytes for g in gemms)
         if not cached and gemms[0].name == "qkv":
             qkv = gemms[0]
@@ -229,8 +233,9 @@ class GpuShapes:
         return total
 
     def kv_width(self, kind: str) -> int:
-        """K's (and V's) width in this GPU's qkv projection for a layer of `kind`."""
-        gemms = self.attn_full if kind == "full" and self.attn_full else self.attn
+        """K's (and V's) width in this GPU's qkv projection for a layer of `kind`: what the projection holds beyond
+        the query heads (twice their width with an output gate) and o's input."""
+        gemms = self.attn_of(kind)
         q_width = gemms[-1].k * (2 if self.q_gate else 1)
         return (gemms[0].n - q_width) // 2
 

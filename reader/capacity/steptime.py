@@ -206,11 +206,11 @@ class StepTimeModel:
         kinds = stage_layer_kinds(m, [L], 0)
         dense_layers, moe_layers = stage_moe_layers(m, [L], 0)
         attn_layers = kinds["full"] + kinds["sliding"] + kinds["chunked"]
-        # Gemma 4's full-attention layers project at their own head size and KV heads (sh.attn_full)
+        # Gemma 4's full-attention layers project at their own head size and KV heads (GpuShapes.attn_of)
         full_own = kinds["full"] if sh.attn_full else 0
         attn_proj = sum(self._gemm_time(g, M) for g in sh.attn) * (attn_layers - full_own)
         if full_own:
-            attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.attn_full) * full_own
+            attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.attn_of("full")) * full_own
         if kinds["linear"] and sh.mixer:
             attn_proj = attn_proj + sum(self._gemm_time(g, M) for g in sh.mixer) * kinds["linear"]
         mlp = sum(self._gemm_time(g, M) for g in sh.dense_mlp) * dense_layers

@@ -91,12 +91,18 @@ def attention_params(s: Shape) -> int:
     return params
 
 
+def attention_by_layer(s: Shape) -> list[int]:
+    """Each layer's attention parameters (0 for a layer with another mixer), each distinct shape counted once."""
+    if s.full_head_dim is None and not s.kv_shared_layers:
+        uniform = attention_params(s)
+        return [uniform if s.mixer(i) in ATTENTION_MIXERS else 0 for i in range(s.layers)]
+    return [layer_attention_params(s, i) if s.mixer(i) in ATTENTION_MIXERS else 0 for i in range(s.layers)]
+
+
 def layer_attention_params(s: Shape, index: int) -> int:
     """One layer's attention as vLLM builds it: a full-attention layer at its own head size and KV heads where the
     model gives them (vLLM allocates the V shard of an attention_k_eq_v layer too, filled with K's weights), and a
     KV-shared layer with q_proj and o_proj only, no k_norm (Gemma4Attention, gemma4.py @ v0.32.0)."""
-    if s.full_head_dim is None and not s.kv_shared_layers:
-        return attention_params(s)
     wide = s.mixer(index) == "full" and s.full_head_dim is not None
     own = replace(s, head_dim=s.full_head_dim, kv_heads=s.full_kv_heads or s.kv_heads) if wide else s
     params = attention_params(own)
@@ -174,6 +180,7 @@ def params_by_part(s: Shape) -> dict[str, int]:
     parts["lm_head"] = 0 if s.tied else s.vocab * s.hidden
     parts["norms"] = norm * (1 + s.norms_per_layer * s.layers)
     linear = ssm_params(s) if s.ssm is not None else 0
+    attention = attention_by_layer(s)
     dense = mlp_params(s, s.intermediate, bias=s.mlp_bias)
     if s.moe is not None:
         moe = s.moe
@@ -185,7 +192,7 @@ def params_by_part(s: Shape) -> dict[str, int]:
     for index in range(s.layers):
         mixer, ffn = s.mixer(index), s.ffn(index)
         if mixer in ATTENTION_MIXERS:
-            parts["attention"] += layer_attention_params(s, index)
+            parts["attention"] += attention[index]
         elif mixer == "linear":
             parts["linear_mixer"] += linear
         if ffn == "dense":
@@ -204,12 +211,11 @@ def count_params(s: Shape) -> tuple[int, Optional[int]]:
     outer = embed + (0 if s.tied else s.vocab * s.hidden) + norm + s.extra_outer
     total = active = outer
     moe_total, moe_active = moe_layer_params(s) if s.moe else (0, 0)
-    mixer_params = {"none": 0, "linear": ssm_params(s) if s.ssm is not None else 0}
+    linear = ssm_params(s) if s.ssm is not None else 0
+    attention = attention_by_layer(s)
     dense = mlp_params(s, s.intermediate, bias=s.mlp_bias)
     for index in range(s.layers):
-        mixer = s.mixer(index)
-        layer = s.norms_per_layer * norm + (layer_attention_params(s, index) if mixer in ATTENTION_MIXERS
-                                            else mixer_params[mixer])
+        layer = s.norms_per_layer * norm + attention[index] + (linear if s.mixer(index) == "linear" else 0)
         ffn = s.ffn(index)
         if ffn == "moe":
             total += layer + moe_total
